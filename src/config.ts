@@ -1,0 +1,114 @@
+// Configuration from the environment, read once by main. Every variable is declared here with
+// its default and meaning; the README's table and the Deployment's env are checked against it.
+
+export interface Config {
+  port: number;
+  host: string;
+  natsServers: string[];
+  defaultLattice: string;
+  wadmApiPrefix: string;
+  wadmTimeoutMs: number;
+  logLevel: string;
+}
+
+interface Variable<K extends keyof Config> {
+  key: K;
+  /** The environment variable. */
+  env: string;
+  default: string;
+  description: string;
+  parse(raw: string): Config[K] | Error;
+}
+
+const TOKEN = /^[-\w]+$/;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function integer(min: number, max: number) {
+  return (raw: string): number | Error => {
+    const value = Number(raw);
+    return /^\d+$/.test(raw) && value >= min && value <= max ? value : new Error(`must be an integer from ${min} to ${max}`);
+  };
+}
+
+function natsServers(raw: string): string[] | Error {
+  const servers = raw.split(',').map((s) => s.trim());
+  const bad = servers.find((s) => !isNatsServer(s));
+  return bad === undefined ? servers : new Error(`has an entry that is not a NATS URL or host:port: "${bad}"`);
+}
+
+function isNatsServer(entry: string): boolean {
+  if (!entry.includes('://')) return /^[\w.-]+(:\d{1,5})?$/.test(entry);
+  try {
+    return ['nats:', 'tls:'].includes(new URL(entry).protocol);
+  } catch {
+    return false;
+  }
+}
+
+export const VARIABLES: { [K in keyof Config]: Variable<K> } = {
+  port: {
+    key: 'port',
+    env: 'PORT',
+    default: '8080',
+    description: 'HTTP port of the hook server.',
+    parse: integer(1, 65535),
+  },
+  host: {
+    key: 'host',
+    env: 'HOST',
+    default: '0.0.0.0',
+    description: 'Address the hook server listens on.',
+    parse: (raw) => (raw.length > 0 ? raw : new Error('must not be empty')),
+  },
+  natsServers: {
+    key: 'natsServers',
+    env: 'NATS_URL',
+    default: 'nats://127.0.0.1:4222',
+    description: 'NATS server URLs, comma-separated (`nats://` or `tls://`).',
+    parse: natsServers,
+  },
+  defaultLattice: {
+    key: 'defaultLattice',
+    env: 'DEFAULT_LATTICE',
+    default: 'default',
+    description: 'Lattice used when a resource sets no spec.lattice.',
+    parse: (raw) => (TOKEN.test(raw) ? raw : new Error('may contain only letters, digits, "-" and "_"')),
+  },
+  wadmApiPrefix: {
+    key: 'wadmApiPrefix',
+    env: 'WADM_API_PREFIX',
+    default: 'wadm.api',
+    description: "Subject prefix of wadm's API (wadm's --api-prefix).",
+    parse: (raw) => (raw.split('.').every((t) => TOKEN.test(t)) ? raw : new Error('must be dot-separated tokens of letters, digits, "-" and "_"')),
+  },
+  wadmTimeoutMs: {
+    key: 'wadmTimeoutMs',
+    env: 'WADM_TIMEOUT_MS',
+    default: '3000',
+    description: "Timeout of each wadm request, in ms. Keep it well under Metacontroller's 10 s hook timeout.",
+    parse: integer(100, 8000),
+  },
+  logLevel: {
+    key: 'logLevel',
+    env: 'LOG_LEVEL',
+    default: 'info',
+    description: `Log level: ${LOG_LEVELS.join(', ')}.`,
+    parse: (raw) => (LOG_LEVELS.includes(raw) ? raw : new Error(`must be one of ${LOG_LEVELS.join(', ')}`)),
+  },
+};
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
+
+/** Pure: reads only the given environment and reports every problem at once. */
+export function loadConfig(env: Record<string, string | undefined>): ConfigResult {
+  const config: Partial<Record<keyof Config, unknown>> = {};
+  const errors: string[] = [];
+  for (const variable of Object.values(VARIABLES) as Variable<keyof Config>[]) {
+    const name = variable.env;
+    const raw = env[name]?.trim() || variable.default;
+    const value = variable.parse(raw);
+    if (value instanceof Error) errors.push(`${name} ${value.message}, got "${raw}"`);
+    else config[variable.key] = value;
+  }
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, config: config as Config };
+}

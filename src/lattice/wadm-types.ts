@@ -1,0 +1,73 @@
+// wadm 0.21's wire types (wadm-types 0.8 api.rs), as schemas so every reply and status message is
+// checked before use. Only the fields we read are required; wadm may add more.
+import { Type, type Static } from '@sinclair/typebox';
+import { StringEnum } from '../schema/kit.js';
+
+/** wadm's StatusType; `compensating` and `ready` are old aliases wadm still accepts. */
+export const WADM_STATUS_TYPES = ['waiting', 'undeployed', 'reconciling', 'deployed', 'failed', 'unhealthy', 'compensating', 'ready'] as const;
+export type WadmStatusType = 'waiting' | 'undeployed' | 'reconciling' | 'deployed' | 'failed' | 'unhealthy';
+
+const StatusInfoSchema = Type.Object({
+  type: StringEnum(WADM_STATUS_TYPES),
+  message: Type.Optional(Type.String()),
+});
+
+export const WadmStatusSchema = Type.Object({
+  status: StatusInfoSchema,
+  scalers: Type.Optional(
+    Type.Array(
+      Type.Object({
+        id: Type.Optional(Type.String()),
+        kind: Type.Optional(Type.String()),
+        name: Type.Optional(Type.String()),
+        status: StatusInfoSchema,
+      }),
+    ),
+  ),
+});
+export type WadmStatus = Static<typeof WadmStatusSchema>;
+
+export const ReplySchema = Type.Object({ result: Type.String(), message: Type.Optional(Type.String()) });
+
+export const VersionsReplySchema = Type.Object({
+  result: Type.String(),
+  message: Type.Optional(Type.String()),
+  versions: Type.Optional(Type.Array(Type.Object({ version: Type.String(), deployed: Type.Boolean() }))),
+});
+
+export const GetReplySchema = Type.Object({
+  result: Type.String(),
+  message: Type.Optional(Type.String()),
+  manifest: Type.Optional(
+    Type.Object({
+      metadata: Type.Object({
+        name: Type.String(),
+        annotations: Type.Optional(Type.Record(Type.String(), Type.String())),
+      }),
+    }),
+  ),
+});
+
+export const StatusReplySchema = Type.Object({
+  result: Type.String(),
+  message: Type.Optional(Type.String()),
+  status: Type.Optional(WadmStatusSchema),
+});
+
+/** What we know of one version of a model: who put it and what it contains. */
+export interface VersionFacts {
+  version: string;
+  owner: string | null;
+  contentHash: string | null;
+}
+
+/** What `model.versions` and `model.get` tell us about a model. */
+export interface ModelFacts {
+  /** Oldest first, as wadm keeps them. */
+  versions: string[];
+  deployedVersion: string | null;
+  latest: VersionFacts;
+}
+
+/** Why wadm could not be asked: the hook reports it as Ready=Unknown and retries. */
+export type UnavailableReason = 'Disconnected' | 'NoResponders' | 'Timeout' | 'StorageError' | 'BadReply';

@@ -1,0 +1,53 @@
+// Renders a DesiredApplication into the wadm manifest we put. Pure and deterministic: the version
+// of an unpinned spec is a hash of this manifest, so every replica, before and after a restart,
+// names the same content with the same version and an unchanged spec never makes a new one.
+import type { ApplicationSpec } from './schema/application.js';
+import type { DesiredApplication } from './validate.js';
+import { canonicalJson, sha256Hex } from './canonical-json.js';
+import { CONTENT_HASH_ANNOTATION, DESCRIPTION_ANNOTATION, OWNER_ANNOTATION, VERSION_ANNOTATION } from './metadata.js';
+
+export interface WadmManifest {
+  apiVersion: 'core.oam.dev/v1beta1';
+  kind: 'Application';
+  metadata: { name: string; annotations: Record<string, string>; labels?: Record<string, string> };
+  spec: Pick<ApplicationSpec, 'components' | 'policies'>;
+}
+
+export interface RenderedManifest {
+  manifest: WadmManifest;
+  version: string;
+  /** sha256 of the manifest without its version: equal content, equal hash. */
+  contentHash: string;
+  /** The put body (JSON, sent with Content-Type: application/json). */
+  body: string;
+}
+
+/** Versions we derive look like `sha-0123456789abcdef`: 64 bits, ample for one application's history. */
+export function hashVersion(contentHash: string): string {
+  return `sha-${contentHash.slice(0, 16)}`;
+}
+
+export function renderManifest(app: DesiredApplication): RenderedManifest {
+  const annotations: Record<string, string> = { ...app.annotations, [OWNER_ANNOTATION]: app.owner };
+  if (app.spec.description !== undefined) annotations[DESCRIPTION_ANNOTATION] = app.spec.description;
+  const unversioned = manifestOf(app, annotations);
+  const contentHash = sha256Hex(canonicalJson(unversioned));
+  const version = app.pinnedVersion ?? hashVersion(contentHash);
+  const manifest = manifestOf(app, { ...annotations, [CONTENT_HASH_ANNOTATION]: contentHash, [VERSION_ANNOTATION]: version });
+  return { manifest, version, contentHash, body: JSON.stringify(manifest) };
+}
+
+function manifestOf(app: DesiredApplication, annotations: Record<string, string>): WadmManifest {
+  const labels = Object.keys(app.labels).length > 0 ? { labels: sorted(app.labels) } : {};
+  const policies = app.spec.policies !== undefined ? { policies: app.spec.policies } : {};
+  return {
+    apiVersion: 'core.oam.dev/v1beta1',
+    kind: 'Application',
+    metadata: { name: app.ref.name, annotations: sorted(annotations), ...labels },
+    spec: { components: app.spec.components, ...policies },
+  };
+}
+
+function sorted(map: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}

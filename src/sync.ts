@@ -1,0 +1,100 @@
+// The core of the hook: given the request and what we know of the lattice so far, decide the
+// next step — read something, write something, or answer. Pure: no I/O, no clock (`now` is an
+// input), inputs never mutated. src/reconcile.ts runs the steps against wadm.
+import type { Action, LatticeFacts, Write } from './facts.js';
+import type { HookRequest, HookResponse } from './schema/hook.js';
+import { renderManifest, type RenderedManifest } from './render.js';
+import { buildStatus, type Verdict } from './status.js';
+import { latticeOf, refOf, validateParent, type DesiredApplication, type ResourceRef, type Validation } from './validate.js';
+import * as verdicts from './verdicts.js';
+
+/** Everything derived from the request alone: computed once per call (and cacheable per generation). */
+export interface Prepared {
+  ref: ResourceRef;
+  lattice: string;
+  /** Read even from an invalid spec: a resource with a typo elsewhere must still be deletable. */
+  deletionPolicy: 'Delete' | 'Orphan';
+  previousStatus: unknown;
+  validation: Validation;
+  rendered: RenderedManifest | undefined;
+}
+
+export type Step = { action: Action } | { answer: HookResponse };
+
+export function prepare(request: HookRequest, defaultLattice: string): Prepared {
+  const validation = validateParent(request.parent, defaultLattice);
+  return {
+    ref: refOf(request.parent),
+    lattice: validation.ok ? validation.app.lattice : latticeOf(request.parent, defaultLattice),
+    deletionPolicy: (request.parent.spec as { deletionPolicy?: unknown } | undefined)?.deletionPolicy === 'Orphan' ? 'Orphan' : 'Delete',
+    previousStatus: request.parent.status,
+    validation,
+    rendered: validation.ok ? renderManifest(validation.app) : undefined,
+  };
+}
+
+export function decideSync(prepared: Prepared, facts: LatticeFacts, now: number): Step {
+  const { validation, rendered } = prepared;
+  const answer = (verdict: Verdict): Step => ({ answer: respond(prepared, verdict, now) });
+  if (!validation.ok || rendered === undefined) return answer(verdicts.invalidSpec(validation.ok ? [] : validation.problems));
+  const { app } = validation;
+  const { version } = rendered;
+  if (facts.unavailable) return answer(verdicts.unavailable(app.lattice, facts.unavailable, version, prepared.previousStatus));
+  if (facts.model === undefined) return { action: { kind: 'read-model' } };
+  const model = facts.model;
+  if (model !== null && !owns(app, model.latest.owner)) {
+    return answer(verdicts.ownershipConflict(app.lattice, app.ref.name, model, version));
+  }
+  if (facts.rejected) return answer(verdicts.rejected(facts.rejected.step, facts.rejected.message, version, model));
+
+  const exists = model !== null && model.versions.includes(version);
+  if (exists && app.pinnedVersion !== undefined) {
+    // A pinned name says nothing about content: compare the hash we stored when we put it.
+    const stored = model.latest.version === version ? model.latest : facts.inspected[version];
+    if (stored === undefined) return { action: { kind: 'read-version', version } };
+    // Listed by model.versions but gone for model.get: read the model again (the loop is bounded).
+    if (stored === null) return { action: { kind: 'read-model' } };
+    if (stored.contentHash !== rendered.contentHash) return answer(verdicts.versionConflict(version, true));
+  }
+  if (app.suspend) {
+    if (model?.deployedVersion) return { action: { kind: 'undeploy' } };
+    return answer(verdicts.suspended(version));
+  }
+  if (!exists) return { action: put(app, rendered) };
+  if (model.deployedVersion !== version) return { action: { kind: 'deploy', version } };
+  const prune = nextPrune(app, model.versions, version, model.deployedVersion, facts);
+  if (prune) return { action: prune };
+  if (facts.status === undefined) return { action: { kind: 'read-status' } };
+  return answer(verdicts.fromWadm(version, app.lattice, facts.status));
+}
+
+/** A model is ours when we wrote its newest version, or when the user asked us to adopt it. */
+function owns(app: DesiredApplication, owner: string | null): boolean {
+  return owner === app.owner || (owner === null && app.adopt);
+}
+
+function put(app: DesiredApplication, rendered: RenderedManifest): Write {
+  return { kind: 'put', version: rendered.version, body: rendered.body, owner: app.owner, contentHash: rendered.contentHash };
+}
+
+/** wadm never prunes: delete the oldest versions that are neither deployed nor desired. */
+function nextPrune(
+  app: DesiredApplication,
+  versions: string[],
+  desired: string,
+  deployed: string | null,
+  facts: LatticeFacts,
+): Write | undefined {
+  if (facts.pruneBlocked || versions.length <= app.revisionHistoryLimit) return undefined;
+  const oldest = versions.find((v) => v !== desired && v !== deployed);
+  return oldest === undefined ? undefined : { kind: 'delete', version: oldest };
+}
+
+export function respond(prepared: Prepared, verdict: Verdict, now: number, finalized?: boolean): HookResponse {
+  const context = { generation: prepared.ref.generation, lattice: prepared.lattice, previous: prepared.previousStatus, now };
+  const { status, resyncAfterSeconds } = buildStatus(context, verdict);
+  const response: HookResponse = { status, children: [] };
+  if (resyncAfterSeconds !== undefined) response.resyncAfterSeconds = resyncAfterSeconds;
+  if (finalized !== undefined) response.finalized = finalized;
+  return response;
+}

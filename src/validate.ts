@@ -1,0 +1,125 @@
+// Turns a hook's parent into a DesiredApplication, or into a list of problems that each name the
+// field to fix. Mirrors wadm's own manifest validation so a bad spec never reaches NATS.
+import {
+  ApplicationSpecSchema,
+  DEFAULT_REVISION_HISTORY_LIMIT,
+  type ApplicationSpec,
+} from './schema/application.js';
+import type { Parent } from './schema/hook.js';
+import { compile } from './schema/validator.js';
+import { ADOPT_ANNOTATION, isPassedThrough, isValidOamKey, VERSION_ANNOTATION } from './metadata.js';
+import { checkComponents } from './validate-components.js';
+
+export interface ResourceRef {
+  namespace: string;
+  name: string;
+  generation: number;
+}
+
+export interface DesiredApplication {
+  ref: ResourceRef;
+  /** `<namespace>/<name>`: written into every manifest we put, checked before every write. */
+  owner: string;
+  lattice: string;
+  spec: ApplicationSpec;
+  pinnedVersion: string | undefined;
+  deletionPolicy: 'Delete' | 'Orphan';
+  suspend: boolean;
+  revisionHistoryLimit: number;
+  adopt: boolean;
+  /** Labels and annotations that pass through to the manifest. */
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+export type Validation =
+  | { ok: true; app: DesiredApplication }
+  | { ok: false; ref: ResourceRef; lattice: string; problems: string[] };
+
+const checkSpec = compile<ApplicationSpec>(ApplicationSpecSchema);
+const NAME = /^[-\w]+$/;
+
+export function refOf(parent: Parent): ResourceRef {
+  const { namespace, name, generation } = parent.metadata;
+  return { namespace, name, generation: generation ?? 0 };
+}
+
+/** The lattice a parent targets, even when the rest of its spec is invalid (finalize needs it). */
+export function latticeOf(parent: Parent, defaultLattice: string): string {
+  const spec = parent.spec as { lattice?: unknown } | undefined;
+  return typeof spec?.lattice === 'string' ? spec.lattice : defaultLattice;
+}
+
+export function validateParent(parent: Parent, defaultLattice: string): Validation {
+  const ref = refOf(parent);
+  const lattice = latticeOf(parent, defaultLattice);
+  const problems: string[] = [];
+  if (!NAME.test(ref.name)) {
+    problems.push(
+      `metadata.name: "${ref.name}" cannot be a wadm application name: use only letters, digits, "-" and "_" (no dots)`,
+    );
+  }
+  const labels = stringMap(parent.metadata.labels, 'metadata.labels', problems);
+  const annotations = stringMap(parent.metadata.annotations, 'metadata.annotations', problems);
+  if (parent.spec === undefined || parent.spec === null) {
+    problems.push('spec: is required');
+  } else if (!checkSpec(parent.spec)) {
+    problems.push(...checkSpec.problems(parent.spec, 'spec'));
+  } else {
+    problems.push(...checkComponents(parent.spec));
+  }
+  const pinnedVersion = pinOf(parent.spec as ApplicationSpec | undefined, annotations, problems);
+  const passedLabels = passThrough(labels, 'metadata.labels', problems);
+  const passedAnnotations = passThrough(annotations, 'metadata.annotations', problems);
+  if (problems.length > 0) return { ok: false, ref, lattice, problems };
+
+  const spec = parent.spec as ApplicationSpec;
+  return {
+    ok: true,
+    app: {
+      ref,
+      owner: `${ref.namespace}/${ref.name}`,
+      lattice,
+      spec,
+      pinnedVersion,
+      deletionPolicy: spec.deletionPolicy ?? 'Delete',
+      suspend: spec.suspend ?? false,
+      revisionHistoryLimit: spec.revisionHistoryLimit ?? DEFAULT_REVISION_HISTORY_LIMIT,
+      adopt: annotations[ADOPT_ANNOTATION] === 'true',
+      labels: passedLabels,
+      annotations: passedAnnotations,
+    },
+  };
+}
+
+/** spec.version, or wadm's own `version` annotation kept from a converted manifest. */
+function pinOf(spec: ApplicationSpec | undefined, annotations: Record<string, string>, problems: string[]): string | undefined {
+  const fromSpec = typeof spec?.version === 'string' ? spec.version : undefined;
+  const fromAnnotation = annotations[VERSION_ANNOTATION];
+  if (fromSpec !== undefined && fromAnnotation !== undefined && fromSpec !== fromAnnotation) {
+    problems.push(
+      `spec.version: "${fromSpec}" differs from annotation metadata.annotations.version "${fromAnnotation}": remove one of them`,
+    );
+  }
+  const pin = fromSpec ?? fromAnnotation;
+  if (pin === 'latest') {
+    problems.push(`${fromSpec !== undefined ? 'spec.version' : 'metadata.annotations.version'}: "latest" is not allowed in wadm`);
+  }
+  return pin;
+}
+
+function stringMap(value: unknown, field: string, problems: string[]): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  const entries = Object.entries(value as Record<string, unknown>);
+  const bad = entries.find(([, v]) => typeof v !== 'string');
+  if (bad) problems.push(`${field}[${JSON.stringify(bad[0])}]: must be a string`);
+  return Object.fromEntries(entries.filter(([, v]) => typeof v === 'string')) as Record<string, string>;
+}
+
+function passThrough(map: Record<string, string>, field: string, problems: string[]): Record<string, string> {
+  const kept = Object.entries(map).filter(([key]) => isPassedThrough(key) && key !== VERSION_ANNOTATION);
+  for (const [key] of kept) {
+    if (!isValidOamKey(key)) problems.push(`${field}[${JSON.stringify(key)}]: is not a key wadm accepts`);
+  }
+  return Object.fromEntries(kept);
+}

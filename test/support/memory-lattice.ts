@@ -1,0 +1,90 @@
+// An in-memory lattice at the level of the core's actions (no NATS, no wire format): lets unit
+// tests run whole sync/finalize calls through the real step loop and inspect what changed.
+import type { Action, ActionResult, StatusFacts } from '../../src/facts.js';
+import type { WadmStatus } from '../../src/lattice/wadm-types.js';
+import { runSteps, type Decide, type Run } from '../../src/reconcile.js';
+import type { Prepared } from '../../src/sync.js';
+
+interface StoredVersion {
+  owner: string | null;
+  contentHash: string | null;
+}
+
+interface Model {
+  versions: Map<string, StoredVersion>;
+  deployed: string | null;
+}
+
+export class MemoryLattice {
+  readonly models = new Map<string, Model>();
+  readonly statuses = new Map<string, StatusFacts>();
+  /** Set to make every action fail as if NATS were down. */
+  down = false;
+  /** Results to return instead of performing the next actions of a kind, oldest first. */
+  readonly scripted: { kind: Action['kind']; result: ActionResult }[] = [];
+
+  model(name: string): Model | undefined {
+    return this.models.get(name);
+  }
+
+  /** A model written by someone else, e.g. `wash app deploy`. */
+  seed(name: string, versions: [string, StoredVersion][], deployed: string | null = null): void {
+    this.models.set(name, { versions: new Map(versions), deployed });
+  }
+
+  setStatus(name: string, status: WadmStatus, predatesDeploy = false): void {
+    this.statuses.set(name, { status, predatesDeploy });
+  }
+
+  run(decide: Decide, prepared: Prepared, now = Date.parse('2026-11-30T12:00:00Z')): Promise<Run> {
+    return runSteps(decide, prepared, (action) => Promise.resolve(this.perform(prepared.ref.name, action)), () => now);
+  }
+
+  perform(name: string, action: Action): ActionResult {
+    const scripted = this.scripted.findIndex((s) => s.kind === action.kind);
+    if (scripted >= 0) return this.scripted.splice(scripted, 1)[0]!.result;
+    if (this.down) return { kind: 'unavailable', reason: 'NoResponders', message: 'no responders' };
+    const model = this.models.get(name);
+    switch (action.kind) {
+      case 'read-model':
+        return { kind: 'model', model: model ? this.facts(model) : null };
+      case 'read-version': {
+        const stored = model?.versions.get(action.version);
+        return { kind: 'version', version: action.version, facts: stored ? { version: action.version, ...stored } : null };
+      }
+      case 'read-status':
+        return { kind: 'status', status: this.statuses.get(name) ?? { status: { status: { type: 'undeployed' } }, predatesDeploy: false } };
+      case 'put': {
+        if (model?.versions.has(action.version)) return { kind: 'stale' };
+        const target = model ?? { versions: new Map(), deployed: null };
+        target.versions.set(action.version, { owner: action.owner, contentHash: action.contentHash });
+        this.models.set(name, target);
+        return { kind: 'done' };
+      }
+      case 'deploy':
+        if (!model?.versions.has(action.version)) return { kind: 'stale' };
+        model.deployed = action.version;
+        this.statuses.set(name, { status: { status: { type: 'reconciling', message: 'Scaling component on 1 host(s)' } }, predatesDeploy: true });
+        return { kind: 'done' };
+      case 'undeploy':
+        if (!model) return { kind: 'stale' };
+        model.deployed = null;
+        return { kind: 'done' };
+      case 'delete':
+        if (!model) return { kind: 'done' };
+        if (action.version === null) this.models.delete(name);
+        else {
+          model.versions.delete(action.version);
+          if (model.deployed === action.version) model.deployed = null;
+          if (model.versions.size === 0) this.models.delete(name);
+        }
+        return { kind: 'done' };
+    }
+  }
+
+  private facts(model: Model) {
+    const versions = [...model.versions.keys()];
+    const latest = versions[versions.length - 1]!;
+    return { versions, deployedVersion: model.deployed, latest: { version: latest, ...model.versions.get(latest)! } };
+  }
+}

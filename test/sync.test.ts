@@ -1,0 +1,232 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { decideSync, prepare } from '../src/sync.js';
+import { MemoryLattice } from './support/memory-lattice.js';
+import { fixtureResource, hello, hookRequest, resource, type Resource } from './support/resources.js';
+import type { Action } from '../src/facts.js';
+
+const NOW = Date.parse('2026-11-30T12:00:00Z');
+
+function sync(lattice: MemoryLattice, parent: Resource, options: Parameters<typeof hookRequest>[1] = {}, now = NOW) {
+  return lattice.run(decideSync, prepare(hookRequest(parent, options), 'default'), now);
+}
+
+const kinds = (actions: Action[]) => actions.map((a) => a.kind);
+const deployed = { status: { type: 'deployed' as const } };
+
+describe('sync of a new application', () => {
+  it('puts the rendered manifest, deploys that version, then reads the status', async () => {
+    const lattice = new MemoryLattice();
+    const run = await sync(lattice, fixtureResource('hello.yaml'));
+    assert.deepEqual(kinds(run.actions), ['read-model', 'put', 'deploy', 'read-status']);
+    const model = lattice.model('hello-world')!;
+    assert.equal(model.deployed, run.response.status.version);
+    assert.match(run.response.status.version!, /^sha-[0-9a-f]{16}$/);
+  });
+
+  it('does not report Ready from a status wadm published before the deploy was acknowledged', async () => {
+    const lattice = new MemoryLattice();
+    lattice.setStatus('hello-world', deployed);
+    const run = await sync(lattice, fixtureResource('hello.yaml'));
+    const { status } = run.response;
+    assert.equal(status.phase, 'Reconciling');
+    assert.equal(status.conditions![0]!.status, 'False');
+    assert.equal(status.conditions![0]!.reason, 'Progressing');
+    assert.equal(run.response.resyncAfterSeconds, 2);
+  });
+
+  it('answers children: [] and never finalized from sync', async () => {
+    const run = await sync(new MemoryLattice(), fixtureResource('hello.yaml'));
+    assert.deepEqual(run.response.children, []);
+    assert.equal('finalized' in run.response, false);
+  });
+});
+
+describe('sync of a deployed application', () => {
+  async function settled() {
+    const lattice = new MemoryLattice();
+    const first = await sync(lattice, fixtureResource('hello.yaml'));
+    lattice.setStatus('hello-world', { status: { type: 'deployed' }, scalers: [{ id: 'x', kind: 'SpreadScaler', name: 'hello_world-http_component', status: { type: 'deployed' } }] });
+    return { lattice, first };
+  }
+
+  it('is Ready with no writes and no resync once wadm reports it deployed', async () => {
+    const { lattice, first } = await settled();
+    const parent = { ...fixtureResource('hello.yaml'), status: first.response.status };
+    const run = await sync(lattice, parent);
+    assert.deepEqual(kinds(run.actions), ['read-model', 'read-status']);
+    assert.equal(run.response.status.phase, 'Deployed');
+    assert.equal(run.response.status.deployedVersion, first.response.status.version);
+    assert.deepEqual(run.response.status.conditions!.map((c) => [c.type, c.status, c.reason]), [['Ready', 'True', 'Deployed']]);
+    assert.equal(run.response.resyncAfterSeconds, undefined);
+    assert.deepEqual(run.response.status.scalers, [{ kind: 'SpreadScaler', name: 'hello_world-http_component', status: 'Deployed' }]);
+  });
+
+  it('gives byte-identical status when Metacontroller feeds the status back (no hot loop)', async () => {
+    const { lattice, first } = await settled();
+    const second = await sync(lattice, { ...fixtureResource('hello.yaml'), status: first.response.status }, {}, NOW + 5_000);
+    const third = await sync(lattice, { ...fixtureResource('hello.yaml'), status: second.response.status }, {}, NOW + 60_000);
+    assert.equal(JSON.stringify(third.response), JSON.stringify(second.response));
+  });
+
+  it('keeps lastTransitionTime while a condition keeps its status, and moves it on a flip', async () => {
+    const { lattice, first } = await settled();
+    const flipped = await sync(lattice, { ...fixtureResource('hello.yaml'), status: first.response.status }, {}, NOW + 5_000);
+    assert.equal(flipped.response.status.conditions![0]!.lastTransitionTime, '2026-11-30T12:00:05Z');
+    const kept = await sync(lattice, { ...fixtureResource('hello.yaml'), status: flipped.response.status }, {}, NOW + 9_000);
+    assert.equal(kept.response.status.conditions![0]!.lastTransitionTime, '2026-11-30T12:00:05Z');
+  });
+
+  it('puts and deploys a new version when the spec changes, and redeploys the earlier one on revert without a put', async () => {
+    const { lattice, first } = await settled();
+    const edited = hello({ description: 'changed' });
+    const edit = await sync(lattice, edited);
+    assert.deepEqual(kinds(edit.actions), ['read-model', 'put', 'deploy', 'read-status']);
+    assert.notEqual(edit.response.status.version, first.response.status.version);
+
+    const revert = await sync(lattice, fixtureResource('hello.yaml'));
+    assert.deepEqual(kinds(revert.actions), ['read-model', 'deploy', 'read-status']);
+    assert.equal(lattice.model('hello-world')!.deployed, first.response.status.version);
+    assert.equal(lattice.model('hello-world')!.versions.size, 2);
+  });
+
+  it('ignores changes to fields that are not part of the manifest (suspend aside)', async () => {
+    const { lattice, first } = await settled();
+    const run = await sync(lattice, hello({ deletionPolicy: 'Orphan', revisionHistoryLimit: 3 }));
+    assert.equal(run.response.status.version, first.response.status.version);
+    assert.deepEqual(kinds(run.actions), ['read-model', 'read-status']);
+  });
+
+  it('undeploys on suspend and deploys again on resume', async () => {
+    const { lattice } = await settled();
+    const suspended = await sync(lattice, hello({ suspend: true }));
+    assert.deepEqual(kinds(suspended.actions), ['read-model', 'undeploy']);
+    assert.equal(suspended.response.status.phase, 'Suspended');
+    assert.equal(lattice.model('hello-world')!.deployed, null);
+    const resumed = await sync(lattice, fixtureResource('hello.yaml'));
+    assert.deepEqual(kinds(resumed.actions), ['read-model', 'deploy', 'read-status']);
+  });
+});
+
+describe('revision history', () => {
+  it('deletes the oldest versions that are neither deployed nor desired beyond revisionHistoryLimit', async () => {
+    const lattice = new MemoryLattice();
+    const versions: string[] = [];
+    for (const description of ['a', 'b', 'c', 'd']) {
+      const run = await sync(lattice, hello({ description, revisionHistoryLimit: 2 }));
+      versions.push(run.response.status.version!);
+    }
+    assert.deepEqual([...lattice.model('hello-world')!.versions.keys()], versions.slice(2));
+  });
+
+  it('never deletes the deployed version even when over the limit', async () => {
+    const lattice = new MemoryLattice();
+    const first = await sync(lattice, hello({ description: 'a', revisionHistoryLimit: 1 }));
+    const second = await sync(lattice, hello({ description: 'b', revisionHistoryLimit: 1 }));
+    assert.deepEqual([...lattice.model('hello-world')!.versions.keys()], [second.response.status.version]);
+    assert.notEqual(first.response.status.version, second.response.status.version);
+  });
+});
+
+describe('versions', () => {
+  it('gives the same version for the same spec whatever the key order', async () => {
+    const a = prepare(hookRequest(resource('app', { components: [{ name: 'c', type: 'component', properties: { image: 'i' } }], description: 'd' })), 'default');
+    const b = prepare(hookRequest(resource('app', { description: 'd', components: [{ properties: { image: 'i' }, type: 'component', name: 'c' }] })), 'default');
+    assert.equal(a.rendered!.version, b.rendered!.version);
+  });
+
+  it('uses a pinned spec.version and refuses to reuse it for other content', async () => {
+    const lattice = new MemoryLattice();
+    const first = await sync(lattice, hello({ version: 'v1' }));
+    assert.equal(first.response.status.version, 'v1');
+    const changed = await sync(lattice, hello({ version: 'v1', description: 'new' }));
+    assert.equal(changed.response.status.phase, 'Failed');
+    const stalled = changed.response.status.conditions!.find((c) => c.type === 'Stalled')!;
+    assert.equal(stalled.reason, 'VersionConflict');
+    assert.match(stalled.message, /change spec\.version/);
+    assert.deepEqual(kinds(changed.actions), ['read-model']);
+  });
+
+  it('reads an older pinned version to compare its content before redeploying it', async () => {
+    const lattice = new MemoryLattice();
+    await sync(lattice, hello({ version: 'v1' }));
+    await sync(lattice, hello({ version: 'v2', description: 'two' }));
+    const back = await sync(lattice, hello({ version: 'v1' }));
+    assert.deepEqual(kinds(back.actions), ['read-model', 'read-version', 'deploy', 'read-status']);
+  });
+
+  it('takes the version annotation of a converted wadm manifest as a pin', async () => {
+    const run = await sync(new MemoryLattice(), fixtureResource('secrets-policy.yaml'));
+    assert.equal(run.response.status.version, 'v0.0.1');
+  });
+});
+
+describe('ownership', () => {
+  it('never writes to a model owned by another resource', async () => {
+    const lattice = new MemoryLattice();
+    lattice.seed('hello-world', [['v1', { owner: 'team-a/hello-world', contentHash: null }]], 'v1');
+    const run = await sync(lattice, fixtureResource('hello.yaml', 'team-b'));
+    assert.deepEqual(kinds(run.actions), ['read-model']);
+    const stalled = run.response.status.conditions!.find((c) => c.type === 'Stalled')!;
+    assert.equal(stalled.reason, 'OwnershipConflict');
+    assert.match(stalled.message, /belongs to team-a\/hello-world/);
+  });
+
+  it('never writes to a model created outside Kubernetes unless told to adopt it', async () => {
+    const lattice = new MemoryLattice();
+    lattice.seed('hello-world', [['01J0', { owner: null, contentHash: null }]], '01J0');
+    const refused = await sync(lattice, fixtureResource('hello.yaml'));
+    assert.deepEqual(kinds(refused.actions), ['read-model']);
+    assert.match(refused.response.status.message!, /core\.wasmcloud\.com\/adopt/);
+
+    const adopting = fixtureResource('hello.yaml');
+    adopting.metadata.annotations = { ...adopting.metadata.annotations, 'core.wasmcloud.com/adopt': 'true' };
+    const adopted = await sync(lattice, adopting);
+    assert.deepEqual(kinds(adopted.actions), ['read-model', 'put', 'deploy', 'read-status']);
+  });
+});
+
+describe('wadm trouble', () => {
+  it('reports Ready=Unknown with LatticeUnavailable and keeps the last known fields', async () => {
+    const lattice = new MemoryLattice();
+    lattice.down = true;
+    const previous = { deployedVersion: 'sha-0000000000000001', scalers: [{ kind: 'SpreadScaler', name: 'x', status: 'Deployed', extra: 'dropped' }] };
+    const run = await sync(lattice, fixtureResource('hello.yaml'), { status: previous });
+    const { status } = run.response;
+    assert.equal(status.phase, 'Unknown');
+    assert.deepEqual(status.conditions!.map((c) => [c.type, c.status, c.reason]), [
+      ['Ready', 'Unknown', 'LatticeUnavailable'],
+      ['Reconciling', 'True', 'LatticeUnavailable'],
+    ]);
+    assert.equal(status.deployedVersion, 'sha-0000000000000001');
+    assert.deepEqual(status.scalers, [{ kind: 'SpreadScaler', name: 'x', status: 'Deployed' }]);
+    assert.equal(run.response.resyncAfterSeconds, 5);
+  });
+
+  it('reports a manifest wadm rejects as ManifestInvalid with wadm\'s message', async () => {
+    const lattice = new MemoryLattice();
+    lattice.scripted.push({ kind: 'put', result: { kind: 'rejected', message: 'Unable to parse manifest: boom' } });
+    const run = await sync(lattice, fixtureResource('hello.yaml'));
+    assert.equal(run.response.status.phase, 'Invalid');
+    assert.equal(run.response.status.conditions!.find((c) => c.type === 'Stalled')!.reason, 'ManifestInvalid');
+    assert.match(run.response.status.message!, /Unable to parse manifest: boom/);
+  });
+
+  it('re-reads the model when a put finds the version already there (another replica won)', async () => {
+    const lattice = new MemoryLattice();
+    const prepared = prepare(hookRequest(fixtureResource('hello.yaml')), 'default');
+    const version = prepared.rendered!.version;
+    lattice.scripted.push({ kind: 'read-model', result: { kind: 'model', model: null } });
+    lattice.seed('hello-world', [[version, { owner: 'default/hello-world', contentHash: prepared.rendered!.contentHash }]]);
+    const run = await lattice.run(decideSync, prepared);
+    assert.deepEqual(kinds(run.actions), ['read-model', 'put', 'read-model', 'deploy', 'read-status']);
+  });
+
+  it('gives up as LatticeUnavailable when wadm keeps contradicting itself', async () => {
+    const lattice = new MemoryLattice();
+    for (let i = 0; i < 100; i++) lattice.scripted.push({ kind: 'put', result: { kind: 'stale' } });
+    const run = await sync(lattice, fixtureResource('hello.yaml'));
+    assert.equal(run.response.status.phase, 'Unknown');
+    assert.match(run.response.status.message!, /inconsistent/);
+  });
+});
