@@ -9,6 +9,7 @@ export interface Config {
   wadmApiPrefix: string;
   wadmTimeoutMs: number;
   logLevel: string;
+  bodyLimitBytes: number;
 }
 
 interface Variable<K extends keyof Config> {
@@ -94,6 +95,13 @@ export const VARIABLES: { [K in keyof Config]: Variable<K> } = {
     default: 'info',
     description: `Log level: ${LOG_LEVELS.join(', ')}.`,
     parse: (raw) => (LOG_LEVELS.includes(raw) ? raw : new Error(`must be one of ${LOG_LEVELS.join(', ')}`)),
+  },
+  bodyLimitBytes: {
+    key: 'bodyLimitBytes',
+    env: 'BODY_LIMIT_BYTES',
+    default: String(16 * 1024 * 1024),
+    description: 'Largest hook request body accepted, in bytes (Metacontroller sends whole objects with managedFields).',
+    parse: integer(1024 * 1024, 256 * 1024 * 1024),
   },
 };
 

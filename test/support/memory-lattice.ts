@@ -18,6 +18,8 @@ interface Model {
 export class MemoryLattice {
   readonly models = new Map<string, Model>();
   readonly statuses = new Map<string, StatusFacts>();
+  /** Every put body, by version. */
+  readonly bodies = new Map<string, string>();
   /** Set to make every action fail as if NATS were down. */
   down = false;
   /** Results to return instead of performing the next actions of a kind, oldest first. */
@@ -36,11 +38,18 @@ export class MemoryLattice {
     this.statuses.set(name, { status, predatesDeploy });
   }
 
-  run(decide: Decide, prepared: Prepared, now = Date.parse('2026-11-30T12:00:00Z')): Promise<Run> {
-    return runSteps(decide, prepared, (action) => Promise.resolve(this.perform(prepared.ref.name, action)), () => now);
+  /** The Lattice interface of src/hooks.ts; the lattice id is recorded, not used. */
+  readonly lattices: string[] = [];
+  perform(lattice: string, name: string, action: Action): Promise<ActionResult> {
+    this.lattices.push(lattice);
+    return Promise.resolve(this.performSync(name, action));
   }
 
-  perform(name: string, action: Action): ActionResult {
+  run(decide: Decide, prepared: Prepared, now = Date.parse('2026-11-30T12:00:00Z')): Promise<Run> {
+    return runSteps(decide, prepared, (action) => Promise.resolve(this.performSync(prepared.ref.name, action)), () => now);
+  }
+
+  performSync(name: string, action: Action): ActionResult {
     const scripted = this.scripted.findIndex((s) => s.kind === action.kind);
     if (scripted >= 0) return this.scripted.splice(scripted, 1)[0]!.result;
     if (this.down) return { kind: 'unavailable', reason: 'NoResponders', message: 'no responders' };
@@ -58,6 +67,7 @@ export class MemoryLattice {
         if (model?.versions.has(action.version)) return { kind: 'stale' };
         const target = model ?? { versions: new Map(), deployed: null };
         target.versions.set(action.version, { owner: action.owner, contentHash: action.contentHash });
+        this.bodies.set(action.version, action.body);
         this.models.set(name, target);
         return { kind: 'done' };
       }

@@ -1,0 +1,81 @@
+// The hook handlers: prepare the request, run the core's steps against the lattice, log what
+// changed. No HTTP here (src/server.ts) and no decisions (src/sync.ts, src/finalize.ts).
+import type { Logger } from 'pino';
+import type { Action, ActionResult, Write } from './facts.js';
+import { decideFinalize } from './finalize.js';
+import { runSteps, type Decide, type Run } from './reconcile.js';
+import type { HookRequest, HookResponse } from './schema/hook.js';
+import { decideSync, prepare, type Prepared } from './sync.js';
+
+/** Where actions are performed: wadm over NATS in production, memory in unit tests. */
+export interface Lattice {
+  perform(lattice: string, name: string, action: Action): Promise<ActionResult>;
+}
+
+export interface HookDeps {
+  lattice: Lattice;
+  defaultLattice: string;
+  /** Time left for wadm requests in one hook call; past it, the call answers LatticeUnavailable. */
+  budgetMs: number;
+  now: () => number;
+  onRun?: (hook: HookName, run: Run) => void;
+}
+
+export type HookName = 'sync' | 'finalize';
+
+export interface Hooks {
+  sync(request: HookRequest, log: Logger): Promise<HookResponse>;
+  finalize(request: HookRequest, log: Logger): Promise<HookResponse>;
+}
+
+export function createHooks(deps: HookDeps): Hooks {
+  async function run(hook: HookName, decide: Decide, request: HookRequest, log: Logger): Promise<HookResponse> {
+    const prepared = prepare(request, deps.defaultLattice);
+    const deadline = deps.now() + deps.budgetMs;
+    const perform = (action: Action): Promise<ActionResult> =>
+      deps.now() > deadline
+        ? Promise.resolve({ kind: 'unavailable', reason: 'Timeout', message: `no time left within this hook call (${deps.budgetMs} ms)` })
+        : deps.lattice.perform(prepared.lattice, prepared.ref.name, action);
+    const result = await runSteps(decide, prepared, perform, deps.now);
+    logRun(log.child(identity(prepared)), hook, prepared, result);
+    deps.onRun?.(hook, result);
+    return result.response;
+  }
+  return {
+    sync: (request, log) => run('sync', decideSync, request, log),
+    finalize: (request, log) => run('finalize', decideFinalize, request, log),
+  };
+}
+
+function identity(prepared: Prepared) {
+  return {
+    namespace: prepared.ref.namespace,
+    name: prepared.ref.name,
+    generation: prepared.ref.generation,
+    lattice: prepared.lattice,
+    version: prepared.rendered?.version,
+  };
+}
+
+/** Info for what changed (writes, phase changes); debug for the many calls that change nothing. */
+function logRun(log: Logger, hook: HookName, prepared: Prepared, run: Run): void {
+  for (const write of run.facts.writes) log.info({ hook }, describeWrite(write));
+  const { status } = run.response;
+  const previousPhase = (prepared.previousStatus as { phase?: unknown } | undefined)?.phase;
+  const fields = { hook, phase: status.phase, requests: run.actions.length, resyncAfterSeconds: run.response.resyncAfterSeconds };
+  if (status.phase !== previousPhase) log.info({ ...fields, previousPhase, reason: status.conditions?.[0]?.reason }, status.message ?? '');
+  else log.debug(fields, 'no change');
+}
+
+function describeWrite(write: Write): string {
+  switch (write.kind) {
+    case 'put':
+      return `put version ${write.version}`;
+    case 'deploy':
+      return `deployed version ${write.version}`;
+    case 'undeploy':
+      return 'undeployed';
+    case 'delete':
+      return write.version === null ? 'deleted the application and all its versions' : `pruned version ${write.version}`;
+  }
+}

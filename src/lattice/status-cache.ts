@@ -1,0 +1,118 @@
+// The latest wadm status of every application, kept current from the `wadm.status.{lattice}.*`
+// subscription and from model.status replies. wadm's status does not say which version it
+// describes, so the cache also remembers when we deployed: a status that may predate our
+// deploy is flagged, and the core will not call it Ready.
+import type { NatsConnection, Subscription } from 'nats';
+import type { Logger } from 'pino';
+import type { StatusFacts } from '../facts.js';
+import { compile } from '../schema/validator.js';
+import { Lru } from './lru.js';
+import { statusSubject } from './subjects.js';
+import { WadmStatusSchema, type WadmStatus } from './wadm-types.js';
+
+export interface StatusCacheOptions {
+  connection: () => NatsConnection | undefined;
+  logger: Logger;
+  maxEntries: number;
+  /**
+   * wadm publishes a status only when it changes, so a deploy that changes nothing wadm reports
+   * (say, only an annotation) is followed by no message at all. After this long the latest
+   * status is taken to describe the deployed version.
+   */
+  deployGraceMs: number;
+  now: () => number;
+}
+
+interface Entry {
+  status: WadmStatus;
+  seq: number;
+  /** Only a message received on the subscription is known to be newer than what we saw before. */
+  fromStream: boolean;
+}
+
+const checkStatus = compile<WadmStatus>(WadmStatusSchema);
+
+export class StatusCache {
+  private readonly entries: Lru<string, Entry>;
+  private readonly deploys: Lru<string, { seq: number; at: number }>;
+  private readonly lattices = new Set<string>();
+  private subscriptions = new Map<string, Subscription>();
+  private subscribedOn: NatsConnection | undefined;
+  private seq = 0;
+
+  constructor(private readonly options: StatusCacheOptions) {
+    this.entries = new Lru(options.maxEntries);
+    this.deploys = new Lru(options.maxEntries);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get evictions(): number {
+    return this.entries.evictions;
+  }
+
+  /** Subscribes to a lattice's statuses (once per connection). */
+  watch(lattice: string): void {
+    this.lattices.add(lattice);
+    const nc = this.options.connection();
+    if (!nc) return;
+    if (nc !== this.subscribedOn) {
+      // A new connection has none of our subscriptions.
+      this.subscriptions = new Map();
+      this.subscribedOn = nc;
+    }
+    for (const l of this.lattices) if (!this.subscriptions.has(l)) this.subscribe(nc, l);
+  }
+
+  lookup(lattice: string, name: string): StatusFacts | undefined {
+    const key = `${lattice}/${name}`;
+    const entry = this.entries.get(key);
+    return entry && { status: entry.status, predatesDeploy: this.predatesDeploy(key, entry) };
+  }
+
+  /** A status read with model.status: we cannot tell when wadm published it. */
+  remember(lattice: string, name: string, status: WadmStatus): StatusFacts {
+    const key = `${lattice}/${name}`;
+    const entry = { status, seq: ++this.seq, fromStream: false };
+    this.entries.set(key, entry);
+    return { status, predatesDeploy: this.predatesDeploy(key, entry) };
+  }
+
+  deployed(lattice: string, name: string): void {
+    this.deploys.set(`${lattice}/${name}`, { seq: ++this.seq, at: this.options.now() });
+  }
+
+  /** After a reconnect, messages may have been missed: forget everything, ask wadm again. */
+  forget(): void {
+    this.entries.clear();
+  }
+
+  private predatesDeploy(key: string, entry: Entry): boolean {
+    const deploy = this.deploys.get(key);
+    if (!deploy || this.options.now() - deploy.at > this.options.deployGraceMs) return false;
+    return !(entry.fromStream && entry.seq > deploy.seq);
+  }
+
+  private subscribe(nc: NatsConnection, lattice: string): void {
+    const subscription = nc.subscribe(statusSubject(lattice));
+    this.subscriptions.set(lattice, subscription);
+    void this.consume(lattice, subscription);
+  }
+
+  private async consume(lattice: string, subscription: Subscription): Promise<void> {
+    const prefix = `wadm.status.${lattice}.`;
+    for await (const msg of subscription) {
+      // A malformed message must not stop the loop: log it and keep going.
+      try {
+        const status: unknown = JSON.parse(msg.string());
+        if (!checkStatus(status)) throw new Error(checkStatus.problems(status, 'status').join('; '));
+        const name = msg.subject.slice(prefix.length);
+        this.entries.set(`${lattice}/${name}`, { status, seq: ++this.seq, fromStream: true });
+      } catch (err) {
+        this.options.logger.warn({ subject: msg.subject, err: (err as Error).message }, 'ignoring malformed wadm status message');
+      }
+    }
+  }
+}

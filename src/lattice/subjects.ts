@@ -1,0 +1,28 @@
+// NATS subjects of wadm's API and status stream. Names and lattices are checked to be single
+// tokens before they get here; this checks again, because a `*`, `>` or `.` in a subject would
+// address other applications than the one the resource names.
+const TOKEN = /^[-\w]+$/;
+
+export type ModelOperation = 'put' | 'get' | 'versions' | 'del' | 'deploy' | 'undeploy' | 'status';
+
+export function apiSubject(prefix: string, lattice: string, operation: ModelOperation, name?: string): string {
+  assertToken(lattice, 'lattice');
+  const base = `${prefix}.${lattice}.model.${operation}`;
+  if (name === undefined) return base;
+  assertToken(name, 'application name');
+  return `${base}.${name}`;
+}
+
+/** Status of every application of a lattice: `wadm.status.{lattice}.{name}`. */
+export function statusSubject(lattice: string): string {
+  assertToken(lattice, 'lattice');
+  return `wadm.status.${lattice}.*`;
+}
+
+export function isToken(value: string): boolean {
+  return TOKEN.test(value);
+}
+
+function assertToken(value: string, what: string): void {
+  if (!TOKEN.test(value)) throw new Error(`refusing to build a NATS subject from ${what} ${JSON.stringify(value)}`);
+}

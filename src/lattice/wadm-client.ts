@@ -1,0 +1,164 @@
+// A client of wadm's NATS API (wadm 0.21): one method per operation we use, each reply checked
+// against its schema. Transport trouble, and storage errors that outlast a few retries, are
+// thrown as WadmUnavailableError; every other answer is returned for the caller to judge.
+import { ErrorCode, headers, type NatsConnection, type NatsError } from 'nats';
+import { compile, type Checker } from '../schema/validator.js';
+import { WadmUnavailableError } from './errors.js';
+import { apiSubject, type ModelOperation } from './subjects.js';
+import {
+  GetReplySchema,
+  ReplySchema,
+  StatusReplySchema,
+  VersionsReplySchema,
+  type WadmStatus,
+} from './wadm-types.js';
+import type { Static } from '@sinclair/typebox';
+
+export interface WadmClientOptions {
+  connection: () => NatsConnection | undefined;
+  apiPrefix: string;
+  timeoutMs: number;
+  /** Called once per NATS request, for metrics and for tests that count requests. */
+  onRequest?: (operation: ModelOperation, outcome: string, ms: number) => void;
+}
+
+export type PutOutcome = { kind: 'created' } | { kind: 'exists' } | { kind: 'rejected'; message: string };
+export type WriteOutcome = { kind: 'done' } | { kind: 'notfound' } | { kind: 'rejected'; message: string };
+
+const checkReply = compile<Static<typeof ReplySchema>>(ReplySchema);
+const checkVersions = compile<Static<typeof VersionsReplySchema>>(VersionsReplySchema);
+const checkGet = compile<Static<typeof GetReplySchema>>(GetReplySchema);
+const checkStatus = compile<Static<typeof StatusReplySchema>>(StatusReplySchema);
+
+const STORAGE_ERROR = 'Internal storage error';
+const STORAGE_RETRIES = [50, 150, 400];
+
+export class WadmClient {
+  constructor(private readonly options: WadmClientOptions) {}
+
+  async versions(lattice: string, name: string): Promise<{ version: string; deployed: boolean }[] | null> {
+    const reply = await this.call(lattice, 'versions', name, '', checkVersions);
+    if (reply.result === 'notfound') return null;
+    if (reply.result !== 'success') throw badReply('versions', reply);
+    return reply.versions ?? [];
+  }
+
+  /** Annotations of a version (the newest without `version`), or null when there is none. */
+  async annotations(lattice: string, name: string, version?: string): Promise<Record<string, string> | null> {
+    const body = version === undefined ? '' : JSON.stringify({ version });
+    const reply = await this.call(lattice, 'get', name, body, checkGet);
+    if (reply.result === 'notfound') return null;
+    // A named version that does not exist is an error reply, not notfound.
+    if (reply.result === 'error' && version !== undefined) return null;
+    if (reply.result !== 'success' || !reply.manifest) throw badReply('get', reply);
+    return reply.manifest.metadata.annotations ?? {};
+  }
+
+  async put(lattice: string, manifestJson: string): Promise<PutOutcome> {
+    const reply = await this.call(lattice, 'put', undefined, manifestJson, checkReply, 'application/json');
+    if (reply.result === 'created' || reply.result === 'newversion') return { kind: 'created' };
+    const message = reply.message ?? '';
+    // wadm has no idempotent put: an existing version is an error we must recognise by text.
+    if (/Manifest version .* already exists/.test(message)) return { kind: 'exists' };
+    return { kind: 'rejected', message };
+  }
+
+  deploy(lattice: string, name: string, version: string): Promise<WriteOutcome> {
+    return this.write(lattice, 'deploy', name, JSON.stringify({ version }), 'acknowledged');
+  }
+
+  undeploy(lattice: string, name: string): Promise<WriteOutcome> {
+    return this.write(lattice, 'undeploy', name, '{}', 'acknowledged');
+  }
+
+  /** Deletes one version, or every version (and so undeploys) when version is null. */
+  async delete(lattice: string, name: string, version: string | null): Promise<WriteOutcome> {
+    const body = version === null ? '{}' : JSON.stringify({ version });
+    const reply = await this.call(lattice, 'del', name, body, checkReply);
+    // wadm answers `deleted` with a storage error message when the last delete failed.
+    if (reply.result === 'deleted' && reply.message?.includes(STORAGE_ERROR)) {
+      throw new WadmUnavailableError('StorageError', reply.message);
+    }
+    if (reply.result === 'deleted' || reply.result === 'noop') return { kind: 'done' };
+    return { kind: 'rejected', message: reply.message ?? '' };
+  }
+
+  async status(lattice: string, name: string): Promise<WadmStatus> {
+    const reply = await this.call(lattice, 'status', name, '', checkStatus);
+    if (reply.result !== 'ok') throw badReply('status', reply);
+    // wadm answers `ok` without a status only in theory; treat it like an unknown app.
+    return reply.status ?? { status: { type: 'undeployed' } };
+  }
+
+  private async write(lattice: string, op: ModelOperation, name: string, body: string, success: string): Promise<WriteOutcome> {
+    const reply = await this.call(lattice, op, name, body, checkReply);
+    if (reply.result === success) return { kind: 'done' };
+    if (reply.result === 'notfound') return { kind: 'notfound' };
+    return { kind: 'rejected', message: reply.message ?? '' };
+  }
+
+  private async call<T extends { result: string; message?: string }>(
+    lattice: string,
+    op: ModelOperation,
+    name: string | undefined,
+    body: string,
+    check: Checker<T>,
+    contentType?: string,
+  ): Promise<T> {
+    const subject = apiSubject(this.options.apiPrefix, lattice, op, name);
+    for (let attempt = 0; ; attempt++) {
+      const reply = await this.request(op, subject, body, contentType);
+      if (!check(reply)) {
+        throw new WadmUnavailableError('BadReply', `unexpected ${op} reply: ${check.problems(reply, 'reply').join('; ')}`);
+      }
+      const storageError = reply.result === 'error' && (reply.message ?? '').includes(STORAGE_ERROR);
+      if (!storageError) return reply;
+      // Storage errors include KV compare-and-set conflicts between writers: worth a retry.
+      const delay = STORAGE_RETRIES[attempt];
+      if (delay === undefined) throw new WadmUnavailableError('StorageError', reply.message ?? STORAGE_ERROR);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+
+  private async request(op: ModelOperation, subject: string, body: string, contentType?: string): Promise<unknown> {
+    const nc = this.options.connection();
+    if (!nc) throw new WadmUnavailableError('Disconnected', 'not connected to NATS');
+    const started = performance.now();
+    let outcome = 'ok';
+    try {
+      const opts = { timeout: this.options.timeoutMs, ...(contentType ? { headers: contentTypeHeader(contentType) } : {}) };
+      const msg = await nc.request(subject, body, opts);
+      return JSON.parse(msg.string()) as unknown;
+    } catch (err) {
+      outcome = outcomeOf(err);
+      throw unavailable(err, subject, this.options.timeoutMs);
+    } finally {
+      this.options.onRequest?.(op, outcome, performance.now() - started);
+    }
+  }
+}
+
+function contentTypeHeader(value: string) {
+  const h = headers();
+  h.set('Content-Type', value);
+  return h;
+}
+
+function outcomeOf(err: unknown): string {
+  const code = (err as NatsError).code;
+  if (code === ErrorCode.NoResponders) return 'no_responders';
+  if (code === ErrorCode.Timeout) return 'timeout';
+  return err instanceof SyntaxError ? 'bad_reply' : 'error';
+}
+
+function unavailable(err: unknown, subject: string, timeoutMs: number): WadmUnavailableError {
+  const code = (err as NatsError).code;
+  if (code === ErrorCode.NoResponders) return new WadmUnavailableError('NoResponders', `no wadm is listening on ${subject}`);
+  if (code === ErrorCode.Timeout) return new WadmUnavailableError('Timeout', `wadm did not answer ${subject} within ${timeoutMs} ms`);
+  if (err instanceof SyntaxError) return new WadmUnavailableError('BadReply', `wadm's reply to ${subject} is not JSON`);
+  return new WadmUnavailableError('Disconnected', `request ${subject} failed: ${err instanceof Error ? err.message : String(err)}`);
+}
+
+function badReply(op: string, reply: { result: string; message?: string }): WadmUnavailableError {
+  return new WadmUnavailableError('BadReply', `unexpected ${op} result "${reply.result}": ${reply.message ?? ''}`);
+}

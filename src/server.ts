@@ -1,0 +1,81 @@
+// Builds the HTTP app from its dependencies. It never listens, reads the environment or touches
+// NATS: src/main.ts does that, and tests call `inject` or listen on a free port themselves.
+import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { HookName, Hooks } from './hooks.js';
+import type { Metrics } from './metrics.js';
+import { HookRequestSchema, type HookRequest } from './schema/hook.js';
+import { compile } from './schema/validator.js';
+
+export interface ServerDeps {
+  hooks: Hooks;
+  logger: Logger;
+  metrics: Metrics;
+  /** True while the service can do its job (connected to NATS). */
+  isReady: () => boolean;
+  /** Largest hook body accepted; Metacontroller sends whole objects with managedFields. */
+  bodyLimit: number;
+}
+
+export const HOOK_PATHS: Record<HookName, string> = { sync: '/sync', finalize: '/finalize' };
+
+const checkHookRequest = compile<HookRequest>(HookRequestSchema);
+
+export function buildServer(deps: ServerDeps) {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: deps.bodyLimit,
+    // Resync calls are many and mostly no-ops: log what the hooks decide, not every request.
+    logController: new LogController({ disableRequestLogging: true }),
+    // Keys named __proto__ or constructor can be legitimate config keys in a spec. JSON.parse
+    // makes them plain own properties, and no code of ours merges user objects into others.
+    onProtoPoisoning: 'ignore',
+    onConstructorPoisoning: 'ignore',
+    return503OnClosing: true,
+  });
+
+  for (const hook of ['sync', 'finalize'] as const) {
+    app.post(HOOK_PATHS[hook], (request, reply) => handleHook(deps, hook, request, reply));
+  }
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    if (deps.isReady()) return { status: 'ready' };
+    return reply.code(503).send({ status: 'not ready', reason: 'not connected to NATS' });
+  });
+  app.get('/metrics', async (_request, reply) => {
+    reply.header('content-type', deps.metrics.registry.contentType);
+    return deps.metrics.registry.metrics();
+  });
+
+  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+    const status = error.statusCode ?? 500;
+    if (status >= 500) {
+      // A bug: log it with its stack, tell the caller nothing it could misuse.
+      request.log.error({ err: error }, 'unhandled error');
+      return reply.code(500).send({ error: 'InternalError', message: 'internal error; see the service log' });
+    }
+    return reply.code(status).send({ error: error.code ?? 'BadRequest', message: error.message });
+  });
+  return app;
+}
+
+async function handleHook(deps: ServerDeps, hook: HookName, request: FastifyRequest, reply: FastifyReply) {
+  const stop = deps.metrics.hookDuration.startTimer({ hook });
+  try {
+    const body = request.body;
+    if (!checkHookRequest(body)) {
+      const problems = checkHookRequest.problems(body, 'body', 3);
+      deps.metrics.hookRequests.inc({ hook, code: '400' });
+      return await reply.code(400).send({ error: 'BadRequest', message: `not a Metacontroller hook request: ${problems.join('; ')}` });
+    }
+    // request.log is a child of our pino root (loggerInstance), typed by Fastify more loosely.
+    const response = await deps.hooks[hook](body, request.log as Logger);
+    deps.metrics.hookRequests.inc({ hook, code: '200' });
+    return await reply.code(200).send(response);
+  } catch (err) {
+    deps.metrics.hookRequests.inc({ hook, code: '500' });
+    throw err;
+  } finally {
+    stop();
+  }
+}
