@@ -1,0 +1,4 @@
+// Prints manifests/crd.yaml: `npm run crd`.
+import { renderCrdYaml } from '../src/schema/crd.js';
+
+process.stdout.write(renderCrdYaml());
