@@ -1,0 +1,85 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { decideFinalize } from '../src/finalize.js';
+import { decideSync, prepare } from '../src/sync.js';
+import { MemoryLattice } from './support/memory-lattice.js';
+import { hello, hookRequest, resource, type Resource } from './support/resources.js';
+
+const finalize = (lattice: MemoryLattice, parent: Resource) =>
+  lattice.run(decideFinalize, prepare(hookRequest(parent, { finalizing: true }), 'default'));
+
+async function deployed(parent: Resource = hello()) {
+  const lattice = new MemoryLattice();
+  await lattice.run(decideSync, prepare(hookRequest(parent), 'default'));
+  assert.ok(lattice.model('hello-world'));
+  return lattice;
+}
+
+describe('finalize', () => {
+  it('deletes every version of an owned model and answers finalized: true once wadm confirms', async () => {
+    const lattice = await deployed();
+    const run = await finalize(lattice, hello());
+    assert.deepEqual(run.actions, [{ kind: 'read-model' }, { kind: 'delete', version: null }]);
+    assert.equal(run.response.finalized, true);
+    assert.equal(lattice.model('hello-world'), undefined);
+  });
+
+  it('answers finalized: true without touching wadm when deletionPolicy is Orphan', async () => {
+    const lattice = await deployed();
+    const run = await finalize(lattice, hello({ deletionPolicy: 'Orphan' }));
+    assert.deepEqual(run.actions, []);
+    assert.equal(run.response.finalized, true);
+    assert.ok(lattice.model('hello-world'));
+  });
+
+  it('honours Orphan even when the rest of the spec is invalid', async () => {
+    const lattice = await deployed();
+    const run = await finalize(lattice, hello({ deletionPolicy: 'Orphan', components: 'broken' }));
+    assert.equal(run.response.finalized, true);
+    assert.ok(lattice.model('hello-world'));
+  });
+
+  it('still deletes an owned model when the spec has become invalid', async () => {
+    const lattice = await deployed();
+    const run = await finalize(lattice, hello({ components: 'broken' }));
+    assert.equal(run.response.finalized, true);
+    assert.equal(lattice.model('hello-world'), undefined);
+  });
+
+  it('leaves a model owned by another resource alone and lets the resource go', async () => {
+    const lattice = await deployed(hello({}, 'team-a'));
+    const run = await finalize(lattice, hello({}, 'team-b'));
+    assert.deepEqual(run.actions, [{ kind: 'read-model' }]);
+    assert.equal(run.response.finalized, true);
+    assert.ok(lattice.model('hello-world'));
+    assert.match(run.response.status.message!, /belongs to team-a\/hello-world/);
+  });
+
+  it('answers finalized: true when there is nothing in wadm', async () => {
+    const run = await finalize(new MemoryLattice(), hello());
+    assert.equal(run.response.finalized, true);
+  });
+
+  it('answers finalized: false with a resync while wadm cannot be reached', async () => {
+    const lattice = await deployed();
+    lattice.down = true;
+    const run = await finalize(lattice, hello());
+    assert.equal(run.response.finalized, false);
+    assert.equal(run.response.resyncAfterSeconds, 5);
+    assert.equal(run.response.status.conditions![0]!.reason, 'LatticeUnavailable');
+  });
+
+  it('answers finalized: false when wadm refuses the delete', async () => {
+    const lattice = await deployed();
+    lattice.scripted.push({ kind: 'delete', result: { kind: 'rejected', message: 'nope' } });
+    const run = await finalize(lattice, hello());
+    assert.equal(run.response.finalized, false);
+    assert.ok(run.response.resyncAfterSeconds! > 0);
+  });
+
+  it('lets a resource whose name could never reach wadm go at once', async () => {
+    const run = await finalize(new MemoryLattice(), resource('my.app', { components: [] }));
+    assert.deepEqual(run.actions, []);
+    assert.equal(run.response.finalized, true);
+  });
+});
