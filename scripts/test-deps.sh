@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Installs/builds the native programs the test suite runs against, caching them between runs:
+#   - nats-server (wadm needs >= 2.10 with JetStream; Debian ships 2.9), via `go install`
+#   - a real wadm, built from test/wadm (a thin binary over the published `wadm` crate)
+# and writes their absolute paths to .cache/test-deps.env (NATS_SERVER_BIN=..., WADM_BIN=...).
+#
+# Usage: scripts/test-deps.sh           install/build what is missing or outdated
+#        scripts/test-deps.sh --check   only verify; exit 1 with the command to run if not ready
+#
+# Needs Go, cargo (rustup stable) and a C compiler (for `ring`). Safe to run from any directory
+# and to re-run: everything up to date is skipped in well under a second.
+set -euo pipefail
+
+# Bump deliberately: the tests treat this nats-server as the reference broker. 2.11.x is what
+# wash 0.43 bundled with wadm 0.21; the Go module proxy serves it and it builds with current Go.
+NATS_SERVER_VERSION=v2.11.17
+NATS_SERVER_MODULE=github.com/nats-io/nats-server/v2
+
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
+CACHE_DIR=$ROOT/.cache
+BIN_DIR=$CACHE_DIR/bin
+ENV_FILE=$CACHE_DIR/test-deps.env
+NATS_SERVER_BIN=$BIN_DIR/nats-server
+WADM_DIR=$ROOT/test/wadm
+# Explicit target dir so a user-level CARGO_TARGET_DIR can't move the binary elsewhere.
+WADM_TARGET_DIR=$WADM_DIR/target
+WADM_BIN=$WADM_TARGET_DIR/release/wadm
+# Inputs whose change means the wadm binary must be rebuilt.
+WADM_INPUTS=("$WADM_DIR/Cargo.toml" "$WADM_DIR/Cargo.lock" "$WADM_DIR/src/main.rs")
+
+# How to re-run this script, as the user should type it from the current directory.
+SELF="bash ${ROOT#"$PWD/"}/scripts/test-deps.sh"
+if [[ $ROOT == "$PWD" ]]; then SELF="bash scripts/test-deps.sh"; fi
+
+usage() { sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+
+check_only=false
+case "${1:-}" in
+  "") ;;
+  --check) check_only=true ;;
+  -h | --help) usage; exit 0 ;;
+  *) echo "test-deps: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+esac
+
+now_ms() { date +%s%3N; }
+elapsed() { local ms=$(($(now_ms) - $1)); printf '%d.%01ds' $((ms / 1000)) $((ms % 1000 / 100)); }
+die() { echo "test-deps: $*" >&2; exit 1; }
+
+# Prints the installed nats-server version (e.g. v2.11.17), or nothing if absent/broken.
+nats_server_version() {
+  [[ -x $NATS_SERVER_BIN ]] || return 0
+  "$NATS_SERVER_BIN" --version 2>/dev/null | sed -n 's/^nats-server: *//p' || true
+}
+
+# Succeeds if the wadm binary exists and is newer than every build input.
+wadm_up_to_date() {
+  [[ -x $WADM_BIN ]] || return 1
+  local f
+  for f in "${WADM_INPUTS[@]}"; do [[ $WADM_BIN -nt $f ]] || return 1; done
+}
+
+wadm_version() { "$WADM_BIN" --version 2>/dev/null || echo "wadm (version unknown)"; }
+
+env_file_content() {
+  printf 'NATS_SERVER_BIN=%q\nWADM_BIN=%q\n' "$NATS_SERVER_BIN" "$WADM_BIN"
+}
+
+if $check_only; then
+  problem=
+  have=$(nats_server_version)
+  if [[ $have != "$NATS_SERVER_VERSION" ]]; then
+    problem="nats-server $NATS_SERVER_VERSION is not installed at $NATS_SERVER_BIN"
+    [[ -n $have ]] && problem="nats-server at $NATS_SERVER_BIN is $have, not $NATS_SERVER_VERSION"
+  elif ! wadm_up_to_date; then
+    problem="wadm is not built at $WADM_BIN"
+    [[ -x $WADM_BIN ]] && problem="wadm at $WADM_BIN is older than its sources in test/wadm"
+  elif [[ ! -f $ENV_FILE || $(<"$ENV_FILE") != "$(env_file_content)" ]]; then
+    problem="$ENV_FILE is missing or stale"
+  fi
+  [[ -z $problem ]] || die "$problem; run: $SELF"
+  exit 0
+fi
+
+# Toolchains installed the usual way are often not on a non-login shell's PATH.
+if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then PATH=$PATH:/usr/local/go/bin; fi
+if ! command -v cargo >/dev/null && [[ -x ~/.cargo/bin/cargo ]]; then PATH=$PATH:~/.cargo/bin; fi
+
+mkdir -p "$BIN_DIR"
+# Serialise concurrent runs (e.g. parallel CI jobs sharing a checkout).
+if command -v flock >/dev/null; then
+  exec 9>"$CACHE_DIR/test-deps.lock"
+  flock 9
+fi
+
+# --- nats-server ---------------------------------------------------------------------------
+start=$(now_ms)
+have=$(nats_server_version)
+if [[ $have == "$NATS_SERVER_VERSION" ]]; then
+  echo "nats-server: found cached $have at $NATS_SERVER_BIN ($(elapsed "$start"))"
+else
+  command -v go >/dev/null || die "nats-server: 'go' not found; install Go (https://go.dev/dl/)"
+  echo "nats-server: installing $NATS_SERVER_VERSION${have:+ (replacing $have)} with go install..."
+  # GOWORK/GOFLAGS off: a caller's workspace or flags must not change what gets built.
+  (cd "$CACHE_DIR" && GOBIN=$BIN_DIR GOWORK=off GOFLAGS='' CGO_ENABLED=0 \
+    go install "$NATS_SERVER_MODULE@$NATS_SERVER_VERSION")
+  have=$(nats_server_version)
+  [[ $have == "$NATS_SERVER_VERSION" ]] ||
+    die "nats-server: installed binary reports '${have:-nothing}', expected $NATS_SERVER_VERSION"
+  echo "nats-server: installed $have at $NATS_SERVER_BIN ($(elapsed "$start"))"
+fi
+
+# --- wadm ----------------------------------------------------------------------------------
+start=$(now_ms)
+if wadm_up_to_date; then
+  echo "wadm: found cached $(wadm_version) at $WADM_BIN ($(elapsed "$start"))"
+else
+  command -v cargo >/dev/null || die "wadm: 'cargo' not found; install Rust via https://rustup.rs"
+  command -v "${CC:-cc}" >/dev/null ||
+    die "wadm: no C compiler ('${CC:-cc}') found, needed to build ring; e.g. apt-get install -y gcc"
+  echo "wadm: building test/wadm with cargo (first build takes several minutes)..."
+  cargo build --release --locked \
+    --manifest-path "$WADM_DIR/Cargo.toml" --target-dir "$WADM_TARGET_DIR"
+  # cargo leaves an up-to-date binary untouched; bump it so the freshness check above holds.
+  touch "$WADM_BIN"
+  echo "wadm: built $(wadm_version) at $WADM_BIN ($(elapsed "$start"))"
+fi
+
+# --- paths for the test runner -------------------------------------------------------------
+tmp=$(mktemp "$CACHE_DIR/test-deps.env.XXXXXX")
+env_file_content >"$tmp"
+mv -f "$tmp" "$ENV_FILE"
+echo "NATS_SERVER_BIN=$NATS_SERVER_BIN"
+echo "WADM_BIN=$WADM_BIN"
+echo "(written to $ENV_FILE)"
