@@ -23,7 +23,8 @@ export function ownershipConflict(lattice: string, name: string, model: ModelFac
       ? `wadm application "${name}" in lattice "${lattice}" was not created by this resource (it has no ${OWNER_ANNOTATION} annotation); ` +
         `to take it over, annotate this resource with ${ADOPT_ANNOTATION}: "true"`
       : `wadm application "${name}" in lattice "${lattice}" belongs to ${owner}; rename this resource or choose another spec.lattice`;
-  return stalledFailure('OwnershipConflict', message, version, 'stalled');
+  // Nothing changes until someone else acts; the CompositeController's resyncPeriodSeconds looks again.
+  return stalledFailure('OwnershipConflict', message, version, 'settled');
 }
 
 export function versionConflict(version: string, pinned: boolean): Verdict {

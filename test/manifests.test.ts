@@ -1,0 +1,31 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import yaml from 'js-yaml';
+import { GROUP, PLURAL, VERSION } from '../src/schema/crd.js';
+import { HOOK_PATHS } from '../src/server.js';
+
+interface Webhook { service: { name: string; port: number }; path: string; timeout: string }
+const controller = yaml.load(readFileSync(resolve(import.meta.dirname, '../manifests/compositecontroller.yaml'), 'utf8')) as {
+  spec: { parentResource: { apiVersion: string; resource: string }; hooks: Record<string, { webhook: Webhook }>; resyncPeriodSeconds: number };
+};
+
+describe('the CompositeController', () => {
+  it('watches our CRD', () => {
+    assert.deepEqual(controller.spec.parentResource, { apiVersion: `${GROUP}/${VERSION}`, resource: PLURAL });
+  });
+
+  it('calls the paths the server registers, within Metacontroller\'s 10 s', () => {
+    for (const [hook, path] of Object.entries(HOOK_PATHS)) {
+      const webhook = controller.spec.hooks[hook]!.webhook;
+      assert.equal(webhook.path, path);
+      assert.equal(webhook.service.name, 'wasmcloud-metacontroller');
+      assert.equal(webhook.timeout, '10s');
+    }
+  });
+
+  it('resyncs so that changes made outside Kubernetes are noticed', () => {
+    assert.ok(controller.spec.resyncPeriodSeconds > 0 && controller.spec.resyncPeriodSeconds <= 300);
+  });
+});
