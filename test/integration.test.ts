@@ -1,0 +1,227 @@
+// The whole service over HTTP, driven by the Metacontroller emulator, against a real nats-server
+// and the wadm test double (which speaks wadm 0.21's wire protocol and simulates hosts).
+import { before, after, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startFakeWadm, type FakeWadm } from './support/fake-wadm.js';
+import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
+import { startNatsServer, type NatsServer } from './support/nats-server.js';
+import { fixtureResource, hello, type Resource } from './support/resources.js';
+import { startService, type RunningService } from './support/service.js';
+
+let nats: NatsServer;
+let wadm: FakeWadm;
+let running: RunningService;
+const cleanups: (() => unknown)[] = [];
+const suite = { after: (fn: () => unknown) => void cleanups.push(fn) };
+
+before(async () => {
+  nats = await startNatsServer({ jetstream: false });
+  wadm = await startFakeWadm({ servers: nats.url });
+  running = await startService(suite, { NATS_URL: nats.url, WADM_TIMEOUT_MS: '500' }, { deployGraceMs: 300 });
+  await running.connected();
+});
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  await wadm.stop();
+  await nats.dispose();
+});
+beforeEach(() => {
+  wadm.reset();
+  running.service.statuses.forget(); // the double forgot its apps; so must our cache
+  wadm.setHosts('default', { behaviour: 'healthy', settleMs: 20 });
+});
+
+function metacontroller(): FakeMetacontroller {
+  return new FakeMetacontroller({
+    syncUrl: `${running.url}/sync`,
+    finalizeUrl: `${running.url}/finalize`,
+    resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' },
+  });
+}
+
+const isReady = (obj: K8sObject | undefined) => condition(obj!, 'Ready')?.status === 'True';
+const phaseOf = (obj: K8sObject | undefined) => (obj?.status as { phase?: string } | undefined)?.phase;
+
+async function deploy(mc: FakeMetacontroller, resource: Resource) {
+  mc.apply(resource as never);
+  const { namespace, name } = resource.metadata;
+  await mc.waitFor(namespace, name, isReady, { timeoutMs: 5000, intervalMs: 20 });
+  return mc.reconcileUntilStable(namespace, name, { maxPasses: 5 });
+}
+
+describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
+  it('converges to Ready, then stops changing status (no hot loop)', async () => {
+    const mc = metacontroller();
+    const settled = await deploy(mc, fixtureResource('hello.yaml'));
+    assert.equal(settled.stable, true);
+    assert.ok(settled.passes <= 2, `settled after ${settled.passes} extra passes`);
+    const obj = settled.object!;
+    const status = obj.status as Record<string, unknown>;
+    assert.equal(status['phase'], 'Deployed');
+    assert.equal(status['deployedVersion'], status['version']);
+    assert.equal(status['observedGeneration'], obj.metadata.generation);
+    const model = wadm.model('default', 'hello-world')!;
+    assert.deepEqual(model.versions, [status['version']]);
+    assert.equal(model.deployed, status['version']);
+    const writes = mc.statusWrites;
+    await mc.reconcile('default', 'hello-world');
+    await mc.reconcile('default', 'hello-world');
+    assert.equal(mc.statusWrites, writes, 'a settled application must not rewrite its status');
+  });
+
+  it('puts with Content-Type application/json and never puts an unchanged spec again', async () => {
+    const mc = metacontroller();
+    await deploy(mc, fixtureResource('hello.yaml'));
+    const puts = wadm.requests.filter((r) => r.op === 'put');
+    assert.equal(puts.length, 1);
+    assert.equal(puts[0]!.contentType, 'application/json');
+    for (let i = 0; i < 3; i++) await mc.reconcile('default', 'hello-world');
+    assert.equal(wadm.count('put'), 1);
+  });
+
+  it('puts and deploys a new version on a spec edit, and redeploys the earlier one on revert without a put', async () => {
+    const mc = metacontroller();
+    const first = await deploy(mc, hello());
+    const v1 = (first.object!.status as { version: string }).version;
+    const edited = await deploy(mc, hello({ description: 'edited' }));
+    const v2 = (edited.object!.status as { version: string }).version;
+    assert.notEqual(v1, v2);
+    assert.deepEqual(wadm.model('default', 'hello-world')!.versions, [v1, v2]);
+    assert.equal(wadm.model('default', 'hello-world')!.deployed, v2);
+
+    const putsBefore = wadm.count('put');
+    const reverted = await deploy(mc, hello());
+    assert.equal((reverted.object!.status as { version: string }).version, v1);
+    assert.equal(wadm.model('default', 'hello-world')!.deployed, v1);
+    assert.equal(wadm.count('put'), putsBefore, 'revert must not put');
+  });
+
+  it('undeploys on suspend and shows Suspended', async () => {
+    const mc = metacontroller();
+    await deploy(mc, hello());
+    mc.apply(hello({ suspend: true }) as never);
+    const result = await mc.reconcileUntilStable('default', 'hello-world', { maxPasses: 5 });
+    assert.equal(phaseOf(result.object), 'Suspended');
+    assert.equal(wadm.model('default', 'hello-world')!.deployed, null);
+    assert.equal(wadm.model('default', 'hello-world')!.versions.length, 1, 'suspend keeps the versions');
+  });
+
+  it('deletes the model on delete with deletionPolicy Delete', async () => {
+    const mc = metacontroller();
+    await deploy(mc, hello());
+    const result = await mc.deleteAndFinalize('default', 'hello-world', { maxPasses: 5 });
+    assert.equal(result.removed, true);
+    assert.equal(wadm.model('default', 'hello-world'), undefined);
+  });
+
+  it('leaves the application running on delete with deletionPolicy Orphan', async () => {
+    const mc = metacontroller();
+    await deploy(mc, hello({ deletionPolicy: 'Orphan' }));
+    const result = await mc.deleteAndFinalize('default', 'hello-world', { maxPasses: 5 });
+    assert.equal(result.removed, true);
+    assert.ok(wadm.model('default', 'hello-world')?.deployed);
+    assert.equal(wadm.count('del'), 0);
+  });
+
+  it('reports a spec error as Stalled InvalidSpec without sending anything to wadm', async () => {
+    const mc = metacontroller();
+    mc.apply(fixtureResource('invalid-dangling-link.yaml') as never);
+    const result = await mc.reconcileUntilStable('default', 'dangling-link', { maxPasses: 5 });
+    const stalled = condition(result.object!, 'Stalled')!;
+    assert.equal(stalled.reason, 'InvalidSpec');
+    assert.match(stalled.message ?? "", /target "httpclient" is not a component/);
+    assert.equal(wadm.count(), 0);
+  });
+
+  it('never lets namespace B overwrite, deploy, undeploy or delete namespace A\'s application', async () => {
+    const mc = metacontroller();
+    await deploy(mc, hello({}, 'team-a'));
+    const before = JSON.stringify(wadm.model('default', 'hello-world'));
+    mc.apply(hello({ description: 'hijack' }, 'team-b') as never);
+    const result = await mc.reconcileUntilStable('team-b', 'hello-world', { maxPasses: 5 });
+    assert.equal(condition(result.object!, 'Stalled')!.reason, 'OwnershipConflict');
+    mc.apply(hello({ suspend: true }, 'team-b') as never);
+    await mc.reconcileUntilStable('team-b', 'hello-world', { maxPasses: 5 });
+    await mc.deleteAndFinalize('team-b', 'hello-world', { maxPasses: 5 });
+    assert.equal(JSON.stringify(wadm.model('default', 'hello-world')), before);
+    const writes = wadm.requests.filter((r) => ['put', 'deploy', 'undeploy', 'del'].includes(r.op));
+    assert.deepEqual(writes.map((r) => r.op), ['put', 'deploy'], 'only team-a ever wrote');
+  });
+
+  it('reports a wadm put rejection as ManifestInvalid with wadm\'s message', async () => {
+    const mc = metacontroller();
+    // wadm's validation is deterministic: it refuses every retry too.
+    wadm.inject('put', { kind: 'error', message: 'Unable to parse manifest: something wadm dislikes' }, { times: 100 });
+    mc.apply(hello() as never);
+    const result = await mc.reconcileUntilStable('default', 'hello-world', { maxPasses: 5 });
+    assert.equal(condition(result.object!, 'Stalled')!.reason, 'ManifestInvalid');
+    assert.match(condition(result.object!, 'Ready')!.message ?? "", /something wadm dislikes/);
+  });
+
+  it('never reports Ready while wadm has published no status for the deployed version', async () => {
+    wadm.setHosts('default', { behaviour: 'none' });
+    const mc = metacontroller();
+    mc.apply(hello() as never);
+    const first = await mc.reconcile('default', 'hello-world');
+    assert.equal(first.httpStatus, 200);
+    const status = mc.get('default', 'hello-world')!.status as { phase: string; conditions: { type: string; status: string }[] };
+    assert.equal(status.phase, 'Reconciling');
+    await new Promise((resolve) => setTimeout(resolve, 350)); // past the deploy grace period
+    await mc.reconcile('default', 'hello-world');
+    const later = mc.get('default', 'hello-world')!;
+    assert.equal(phaseOf(later), 'Undeployed');
+    assert.equal(condition(later, 'Ready')!.status, 'False');
+    assert.equal(condition(later, 'Reconciling')!.status, 'True');
+  });
+});
+
+describe('when NATS goes away', () => {
+  it('answers 200 with Ready=Unknown, drops readiness, and recovers without a restart', async () => {
+    const mc = metacontroller();
+    await deploy(mc, hello());
+    await nats.stop();
+    await waitUntil(() => !running.service.link.isConnected());
+    assert.equal((await fetch(`${running.url}/readyz`)).status, 503);
+    assert.equal((await fetch(`${running.url}/healthz`)).status, 200);
+
+    mc.apply(hello({ description: 'edited while NATS was down' }) as never);
+    const down = await mc.reconcile('default', 'hello-world');
+    assert.equal(down.httpStatus, 200);
+    const unknown = mc.get('default', 'hello-world')!;
+    assert.equal(condition(unknown, 'Ready')!.status, 'Unknown');
+    assert.equal(condition(unknown, 'Ready')!.reason, 'LatticeUnavailable');
+    assert.ok((unknown.status as { deployedVersion?: string }).deployedVersion, 'last known deployedVersion is kept');
+    assert.ok(down.resyncAfterSeconds! > 0);
+
+    await nats.restart();
+    await running.connected();
+    assert.equal((await fetch(`${running.url}/readyz`)).status, 200);
+    const recovered = await mc.waitFor('default', 'hello-world', isReady, { timeoutMs: 10_000, intervalMs: 50 });
+    const status = recovered.object!.status as { version: string; deployedVersion: string };
+    assert.equal(status.deployedVersion, status.version);
+    assert.equal(wadm.model('default', 'hello-world')!.deployed, status.version, 'the edit made while NATS was down is deployed');
+  });
+
+  it('reports no responders as LatticeUnavailable while wadm is not running', async () => {
+    const mc = metacontroller();
+    await wadm.pause();
+    try {
+      mc.apply(hello() as never);
+      await mc.reconcile('default', 'hello-world');
+      const obj = mc.get('default', 'hello-world')!;
+      assert.equal(condition(obj, 'Ready')!.reason, 'LatticeUnavailable');
+      assert.match(condition(obj, 'Ready')!.message ?? "", /NoResponders/);
+    } finally {
+      await wadm.resume();
+    }
+    await mc.waitFor('default', 'hello-world', isReady, { timeoutMs: 5000, intervalMs: 20 });
+  });
+});
+
+async function waitUntil(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -1,0 +1,182 @@
+// src/lattice/ against a real nats-server and the wadm test double: the wire details of each
+// operation, the error mapping, retries, and the status subscription.
+import { after, before, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type NatsConnection } from 'nats';
+import pino from 'pino';
+import { WadmUnavailableError } from '../src/lattice/errors.js';
+import { StatusCache } from '../src/lattice/status-cache.js';
+import { WadmClient } from '../src/lattice/wadm-client.js';
+import { renderManifest } from '../src/render.js';
+import { validateParent } from '../src/validate.js';
+import type { Parent } from '../src/schema/hook.js';
+import { startFakeWadm, type FakeWadm } from './support/fake-wadm.js';
+import { startNatsServer, type NatsServer } from './support/nats-server.js';
+import { hello } from './support/resources.js';
+
+let nats: NatsServer;
+let wadm: FakeWadm;
+let nc: NatsConnection;
+let client: WadmClient;
+const requests: string[] = [];
+
+before(async () => {
+  nats = await startNatsServer({ jetstream: false });
+  wadm = await startFakeWadm({ servers: nats.url });
+  nc = await connect({ servers: nats.url });
+  client = new WadmClient({ connection: () => nc, apiPrefix: 'wadm.api', timeoutMs: 300, onRequest: (op, outcome) => requests.push(`${op}:${outcome}`) });
+});
+after(async () => {
+  await nc.close();
+  await wadm.stop();
+  await nats.dispose();
+});
+beforeEach(() => {
+  wadm.reset();
+  requests.length = 0;
+});
+
+function manifest(overrides: Record<string, unknown> = {}) {
+  const result = validateParent(hello(overrides) as unknown as Parent, 'default');
+  assert.ok(result.ok);
+  return renderManifest(result.app);
+}
+
+async function rejects(promise: Promise<unknown>, reason: string) {
+  await assert.rejects(promise, (err) => err instanceof WadmUnavailableError && err.reason === reason);
+}
+
+describe('the wadm client', () => {
+  it('puts a manifest once and recognises "already exists" on the second put', async () => {
+    const { body, version } = manifest();
+    assert.deepEqual(await client.put('default', body), { kind: 'created' });
+    assert.deepEqual(await client.put('default', body), { kind: 'exists' });
+    assert.deepEqual(await client.versions('default', 'hello-world'), [{ version, deployed: false }]);
+    assert.equal(wadm.requests[0]!.contentType, 'application/json');
+  });
+
+  it('reads our ownership annotations back', async () => {
+    const { body, version, contentHash } = manifest();
+    await client.put('default', body);
+    const annotations = await client.annotations('default', 'hello-world');
+    assert.equal(annotations?.['core.wasmcloud.com/owner'], 'default/hello-world');
+    assert.equal(annotations?.['core.wasmcloud.com/content-hash'], contentHash);
+    assert.equal((await client.annotations('default', 'hello-world', version))?.['version'], version);
+    assert.equal(await client.annotations('default', 'hello-world', 'nope'), null);
+  });
+
+  it('answers null for an application wadm does not know', async () => {
+    assert.equal(await client.versions('default', 'unknown'), null);
+    assert.equal(await client.annotations('default', 'unknown'), null);
+  });
+
+  it('reads the double-nested status, and ok+undeployed for an unknown application', async () => {
+    assert.deepEqual((await client.status('default', 'unknown')).status, { type: 'undeployed' });
+  });
+
+  it('deploys, undeploys and deletes', async () => {
+    const { body, version } = manifest();
+    await client.put('default', body);
+    assert.deepEqual(await client.deploy('default', 'hello-world', version), { kind: 'done' });
+    assert.equal(wadm.model('default', 'hello-world')!.deployed, version);
+    assert.deepEqual(await client.undeploy('default', 'hello-world'), { kind: 'done' });
+    assert.deepEqual(await client.deploy('default', 'unknown', version), { kind: 'notfound' });
+    assert.deepEqual(await client.delete('default', 'hello-world', null), { kind: 'done' });
+    assert.deepEqual(await client.delete('default', 'hello-world', null), { kind: 'done' }, 'noop is done too');
+  });
+
+  it('retries Internal storage error and succeeds when it passes', async () => {
+    wadm.inject('versions', { kind: 'storage-error' }, { times: 2 });
+    assert.equal(await client.versions('default', 'unknown'), null);
+    assert.equal(wadm.count('versions'), 3);
+  });
+
+  it('gives up on a storage error that persists, as StorageError', async () => {
+    wadm.inject('versions', { kind: 'storage-error' }, { times: 10 });
+    await rejects(client.versions('default', 'unknown'), 'StorageError');
+    assert.equal(wadm.count('versions'), 4);
+  });
+
+  it('tells a timeout from no responders from no connection', async () => {
+    wadm.inject('versions', { kind: 'delay', ms: 600 });
+    await rejects(client.versions('default', 'slow'), 'Timeout');
+    await new Promise((resolve) => setTimeout(resolve, 400)); // let the double finish the slow request
+    await wadm.pause();
+    try {
+      await rejects(client.versions('default', 'x'), 'NoResponders');
+    } finally {
+      await wadm.resume();
+    }
+    const offline = new WadmClient({ connection: () => undefined, apiPrefix: 'wadm.api', timeoutMs: 300 });
+    await rejects(offline.versions('default', 'x'), 'Disconnected');
+    assert.deepEqual(requests, ['versions:timeout', 'versions:no_responders']);
+  });
+
+  it('maps wadm refusing a deploy to rejected with wadm\'s message', async () => {
+    const { body } = manifest();
+    await client.put('default', body);
+    const outcome = await client.deploy('default', 'hello-world', 'nope');
+    assert.equal(outcome.kind, 'rejected');
+    assert.match((outcome as { message: string }).message, /does not have a version 'nope'/);
+  });
+
+  it('refuses to build a subject from a name with a wildcard or a dot', async () => {
+    await assert.rejects(client.versions('default', 'a.b'), /refusing to build a NATS subject/);
+    await assert.rejects(client.versions('*', 'a'), /refusing to build a NATS subject/);
+    assert.equal(wadm.count(), 0);
+  });
+});
+
+describe('the status cache', () => {
+  function cache(deployGraceMs = 60_000) {
+    return new StatusCache({ connection: () => nc, logger: pino({ level: 'silent' }), maxEntries: 2, deployGraceMs, now: Date.now });
+  }
+
+  it('keeps the latest status from the subscription and skips malformed messages', async () => {
+    const statuses = cache();
+    statuses.watch('default');
+    await nc.flush();
+    nc.publish('wadm.status.default.a', 'not json');
+    nc.publish('wadm.status.default.a', JSON.stringify({ status: { type: 'bogus' } }));
+    await wadm.publishStatus('default', 'a', { status: { type: 'deployed' }, version: '', components: [] } as never);
+    await waitFor(() => statuses.lookup('default', 'a') !== undefined);
+    assert.deepEqual(statuses.lookup('default', 'a'), { status: { status: { type: 'deployed' }, version: '', components: [] }, predatesDeploy: false });
+  });
+
+  it('flags a status that may predate our deploy, until a newer one arrives', async () => {
+    const statuses = cache();
+    statuses.watch('default');
+    await nc.flush();
+    statuses.remember('default', 'b', { status: { type: 'deployed' } });
+    statuses.deployed('default', 'b');
+    assert.equal(statuses.lookup('default', 'b')!.predatesDeploy, true);
+    assert.equal(statuses.remember('default', 'b', { status: { type: 'deployed' } }).predatesDeploy, true, 'a model.status reply cannot prove it is newer');
+    await wadm.publishStatus('default', 'b', { status: { type: 'reconciling' }, version: '', components: [] } as never);
+    await waitFor(() => statuses.lookup('default', 'b')?.status.status.type === 'reconciling');
+    assert.equal(statuses.lookup('default', 'b')!.predatesDeploy, false);
+  });
+
+  it('trusts the latest status once the deploy grace period has passed (wadm publishes only changes)', async () => {
+    const statuses = cache(0);
+    statuses.remember('default', 'c', { status: { type: 'deployed' } });
+    statuses.deployed('default', 'c');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.equal(statuses.lookup('default', 'c')!.predatesDeploy, false);
+  });
+
+  it('is bounded, forgetting the least recently used entry', () => {
+    const statuses = cache();
+    for (const name of ['x', 'y', 'z']) statuses.remember('default', name, { status: { type: 'deployed' } });
+    assert.equal(statuses.size, 2);
+    assert.equal(statuses.lookup('default', 'x'), undefined);
+    assert.equal(statuses.evictions, 1);
+  });
+});
+
+async function waitFor(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

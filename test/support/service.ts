@@ -1,0 +1,48 @@
+// Runs the whole service in-process (the same wiring as src/main.ts) on a free port, with its
+// log lines captured as parsed JSON, for tests that drive it over real HTTP.
+import { Writable } from 'node:stream';
+import type { TestContext } from 'node:test';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { createService, type Service, type ServiceOptions } from '../../src/service.js';
+
+export interface RunningService {
+  service: Service;
+  url: string;
+  config: Config;
+  logs: Record<string, unknown>[];
+  /** Resolves once the service reports a NATS connection. */
+  connected(timeoutMs?: number): Promise<void>;
+}
+
+export async function startService(
+  t: Pick<TestContext, 'after'>,
+  env: Record<string, string>,
+  options: ServiceOptions = {},
+): Promise<RunningService> {
+  const loaded = loadConfig({ PORT: '8080', LOG_LEVEL: 'debug', ...env });
+  if (!loaded.ok) throw new Error(loaded.errors.join('; '));
+  const logs: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) logs.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  const service = createService(loaded.config, createLogger(loaded.config.logLevel, sink), { natsRetryDelayMs: 100, ...options });
+  t.after(() => service.shutdown());
+  const address = await service.app.listen({ port: 0, host: '127.0.0.1' });
+  return {
+    service,
+    url: address,
+    config: loaded.config,
+    logs,
+    async connected(timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!service.link.isConnected()) {
+        if (Date.now() > deadline) throw new Error('service did not connect to NATS');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+  };
+}
