@@ -1,0 +1,92 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { loadConfig } from '../src/config.js';
+
+const MAIN = resolve(import.meta.dirname, '../src/main.ts');
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const result = loadConfig({});
+    assert.ok(result.ok);
+    assert.deepEqual(result.config, {
+      port: 8080,
+      host: '0.0.0.0',
+      natsServers: ['nats://127.0.0.1:4222'],
+      defaultLattice: 'default',
+      wadmApiPrefix: 'wadm.api',
+      wadmTimeoutMs: 3000,
+      logLevel: 'info',
+      bodyLimitBytes: 16 * 1024 * 1024,
+    });
+  });
+
+  it('accepts a comma-separated list of NATS servers', () => {
+    const result = loadConfig({ NATS_URL: 'nats://a:4222, tls://b:4222,c:4222' });
+    assert.ok(result.ok);
+    assert.deepEqual(result.config.natsServers, ['nats://a:4222', 'tls://b:4222', 'c:4222']);
+  });
+
+  it('reports every bad variable at once, each by name', () => {
+    const result = loadConfig({ PORT: 'http', NATS_URL: 'http://x', DEFAULT_LATTICE: 'a.b', WADM_API_PREFIX: 'wadm.*', WADM_TIMEOUT_MS: '20000', LOG_LEVEL: 'loud' });
+    assert.ok(!result.ok);
+    assert.deepEqual(result.errors.map((e) => e.split(' ')[0]), ['PORT', 'NATS_URL', 'DEFAULT_LATTICE', 'WADM_API_PREFIX', 'WADM_TIMEOUT_MS', 'LOG_LEVEL']);
+    assert.match(result.errors[4]!, /WADM_TIMEOUT_MS must be an integer from 100 to 8000, got "20000"/);
+  });
+});
+
+describe('the process', () => {
+  function start(env: Record<string, string>) {
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    return { child, exited, output: () => ({ stdout, stderr }) };
+  }
+
+  it('exits at start with one line naming the bad variable', async () => {
+    const proc = start({ WADM_TIMEOUT_MS: 'soon' });
+    assert.equal(await proc.exited, 1);
+    const lines = proc.output().stderr.trim().split('\n');
+    assert.equal(lines.length, 1);
+    assert.match(lines[0]!, /invalid configuration: WADM_TIMEOUT_MS must be an integer/);
+  });
+
+  it('starts and answers /healthz while NATS is down, is not ready, and exits 0 on SIGTERM', async (t) => {
+    const port = await freePort();
+    const proc = start({ PORT: String(port), HOST: '127.0.0.1', NATS_URL: 'nats://127.0.0.1:1' });
+    t.after(() => proc.child.kill('SIGKILL'));
+    const health = await poll(`http://127.0.0.1:${port}/healthz`);
+    assert.equal(health, 200);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 503);
+    proc.child.kill('SIGTERM');
+    assert.equal(await proc.exited, 0);
+    assert.match(proc.output().stdout, /cannot connect to NATS; retrying/);
+  });
+});
+
+async function poll(url: string, timeoutMs = 15_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return (await fetch(url)).status;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+    server.on('error', fail);
+  });
+}
