@@ -1,13 +1,16 @@
-// The shared wadm manifest fixtures (byte-exact upstream copies), read from outside the repo.
+// The wadm manifest fixtures: byte-exact upstream copies (Apache-2.0, see test/fixtures/wadm/README.md),
+// kept in the repo so that a clean checkout has them. test/fixtures.test.ts checks them against
+// the team's shared copy when that exists.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const DEFAULT_DIR = fileURLToPath(new URL('../../../shared/fixtures/wadm/', import.meta.url));
+export const REPO_FIXTURES_DIR = fileURLToPath(new URL('../fixtures/wadm/', import.meta.url));
+export const SHARED_FIXTURES_DIR = fileURLToPath(new URL('../../../shared/fixtures/wadm/', import.meta.url));
 
-/** `$WADM_FIXTURES_DIR`, else `<repo>/../shared/fixtures/wadm`. */
+/** `$WADM_FIXTURES_DIR`, else `test/fixtures/wadm`. */
 export function fixturesDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env['WADM_FIXTURES_DIR'] || DEFAULT_DIR;
+  return env['WADM_FIXTURES_DIR'] || REPO_FIXTURES_DIR;
 }
 
 export function fixturePath(name: string): string {

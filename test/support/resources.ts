@@ -1,14 +1,12 @@
 // Builders for WasmCloudApplication resources and hook requests shaped like Metacontroller's.
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import yaml from 'js-yaml';
 import { convertManifest } from '../../src/convert.js';
 import type { HookRequest } from '../../src/schema/hook.js';
 
-export const FIXTURES_DIR = process.env['WADM_FIXTURES_DIR'] ?? resolve(import.meta.dirname, '../../../shared/fixtures/wadm');
+import { readFixture } from './fixtures.js';
 
 export function fixtureText(file: string): string {
-  return readFileSync(resolve(FIXTURES_DIR, file), 'utf8');
+  return readFixture(file).toString('utf8');
 }
 
 /** A fixture manifest turned into a WasmCloudApplication: only apiVersion and kind change. */
