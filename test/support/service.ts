@@ -1,7 +1,6 @@
 // Runs the whole service in-process (the same wiring as src/main.ts) on a free port, with its
 // log lines captured as parsed JSON, for tests that drive it over real HTTP.
 import { Writable } from 'node:stream';
-import type { TestContext } from 'node:test';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createService, type Service, type ServiceOptions } from '../../src/service.js';
@@ -15,8 +14,13 @@ export interface RunningService {
   connected(timeoutMs?: number): Promise<void>;
 }
 
+/** Anything that runs cleanups: a node:test context, or a suite's own list. */
+export interface Cleanups {
+  after(fn: () => unknown): unknown;
+}
+
 export async function startService(
-  t: Pick<TestContext, 'after'>,
+  t: Cleanups,
   env: Record<string, string>,
   options: ServiceOptions = {},
 ): Promise<RunningService> {
