@@ -10,12 +10,22 @@ export interface Config {
   wadmTimeoutMs: number;
   logLevel: string;
   bodyLimitBytes: number;
+  /** NATS authentication and TLS: paths of mounted Secret files, read at every (re)connect. */
+  natsCredsFile: string | undefined;
+  natsNkeySeedFile: string | undefined;
+  natsUser: string | undefined;
+  natsPasswordFile: string | undefined;
+  natsTokenFile: string | undefined;
+  natsTlsCaFile: string | undefined;
+  natsTlsCertFile: string | undefined;
+  natsTlsKeyFile: string | undefined;
 }
 
 interface Variable<K extends keyof Config> {
   key: K;
   /** The environment variable. */
   env: string;
+  /** '' for an optional setting. */
   default: string;
   description: string;
   parse(raw: string): Config[K] | Error;
@@ -46,7 +56,22 @@ function isNatsServer(entry: string): boolean {
   }
 }
 
-export const VARIABLES: { [K in keyof Config]: Variable<K> } = {
+function optional<K extends keyof Config>(key: K, env: string, description: string): Variable<K> {
+  return { key, env, default: '', description, parse: (raw) => (raw === '' ? undefined : raw) as Config[K] };
+}
+
+const NATS_SECURITY = {
+  natsCredsFile: optional('natsCredsFile', 'NATS_CREDS_FILE', 'NATS credentials file (user JWT and nkey seed), e.g. from `nsc`.'),
+  natsNkeySeedFile: optional('natsNkeySeedFile', 'NATS_NKEY_SEED_FILE', 'File holding an nkey user seed (`SU...`).'),
+  natsUser: optional('natsUser', 'NATS_USER', 'NATS user name; the password comes from NATS_PASSWORD_FILE.'),
+  natsPasswordFile: optional('natsPasswordFile', 'NATS_PASSWORD_FILE', 'File holding the password of NATS_USER.'),
+  natsTokenFile: optional('natsTokenFile', 'NATS_TOKEN_FILE', 'File holding a NATS authentication token.'),
+  natsTlsCaFile: optional('natsTlsCaFile', 'NATS_TLS_CA_FILE', 'CA bundle to verify the NATS server; setting it requires TLS.'),
+  natsTlsCertFile: optional('natsTlsCertFile', 'NATS_TLS_CERT_FILE', 'Client certificate for NATS mutual TLS (with NATS_TLS_KEY_FILE).'),
+  natsTlsKeyFile: optional('natsTlsKeyFile', 'NATS_TLS_KEY_FILE', 'Private key of NATS_TLS_CERT_FILE.'),
+};
+
+export const VARIABLES = {
   port: {
     key: 'port',
     env: 'PORT',
@@ -103,7 +128,9 @@ export const VARIABLES: { [K in keyof Config]: Variable<K> } = {
     description: 'Largest hook request body accepted, in bytes (Metacontroller sends whole objects with managedFields).',
     parse: integer(1024 * 1024, 256 * 1024 * 1024),
   },
-};
+  ...NATS_SECURITY,
+} satisfies { [K in keyof Config]: Variable<K> };
+
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
 
@@ -118,5 +145,25 @@ export function loadConfig(env: Record<string, string | undefined>): ConfigResul
     if (value instanceof Error) errors.push(`${name} ${value.message}, got "${raw}"`);
     else config[variable.key] = value;
   }
+  errors.push(...combinationErrors(config as Config));
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config: config as Config };
+}
+
+/** Settings that are fine alone but not together. */
+function combinationErrors(config: Config): string[] {
+  const errors: string[] = [];
+  const methods = [
+    ['NATS_CREDS_FILE', config.natsCredsFile],
+    ['NATS_NKEY_SEED_FILE', config.natsNkeySeedFile],
+    ['NATS_USER', config.natsUser],
+    ['NATS_TOKEN_FILE', config.natsTokenFile],
+  ].filter(([, value]) => value !== undefined);
+  if (methods.length > 1) errors.push(`${methods.map(([name]) => name).join(' and ')} are exclusive: choose one NATS authentication`);
+  if ((config.natsUser === undefined) !== (config.natsPasswordFile === undefined)) {
+    errors.push('NATS_USER and NATS_PASSWORD_FILE go together');
+  }
+  if ((config.natsTlsCertFile === undefined) !== (config.natsTlsKeyFile === undefined)) {
+    errors.push('NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together');
+  }
+  return errors;
 }

@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { createHooks } from './hooks.js';
 import { startNatsLink, type NatsLink } from './lattice/connection.js';
 import { LatticeGateway } from './lattice/gateway.js';
+import { natsSecurityOptions } from './lattice/nats-auth.js';
 import { StatusCache } from './lattice/status-cache.js';
 import { WadmClient } from './lattice/wadm-client.js';
 import { Metrics } from './metrics.js';
@@ -23,7 +24,12 @@ export interface ServiceOptions {
 export function createService(config: Config, logger: Logger, options: ServiceOptions = {}) {
   const now = options.now ?? Date.now;
   const link = startNatsLink(
-    { servers: config.natsServers, name: 'wasmcloud-metacontroller', retryDelayMs: options.natsRetryDelayMs },
+    {
+      servers: config.natsServers,
+      name: 'wasmcloud-metacontroller',
+      connectOptions: natsSecurityOptions(config),
+      retryDelayMs: options.natsRetryDelayMs,
+    },
     logger.child({ component: 'nats' }),
   );
   const statuses = new StatusCache({

@@ -20,7 +20,25 @@ describe('configuration', () => {
       wadmTimeoutMs: 3000,
       logLevel: 'info',
       bodyLimitBytes: 16 * 1024 * 1024,
+      natsCredsFile: undefined,
+      natsNkeySeedFile: undefined,
+      natsUser: undefined,
+      natsPasswordFile: undefined,
+      natsTokenFile: undefined,
+      natsTlsCaFile: undefined,
+      natsTlsCertFile: undefined,
+      natsTlsKeyFile: undefined,
     });
+  });
+
+  it('refuses two NATS authentications at once, and halves of a pair', () => {
+    const result = loadConfig({ NATS_CREDS_FILE: '/a', NATS_TOKEN_FILE: '/b', NATS_USER: 'u', NATS_TLS_CERT_FILE: '/c' });
+    assert.ok(!result.ok);
+    assert.deepEqual(result.errors, [
+      'NATS_CREDS_FILE and NATS_USER and NATS_TOKEN_FILE are exclusive: choose one NATS authentication',
+      'NATS_USER and NATS_PASSWORD_FILE go together',
+      'NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together',
+    ]);
   });
 
   it('accepts a comma-separated list of NATS servers', () => {
