@@ -19,6 +19,12 @@ export interface Config {
   natsTlsCaFile: string | undefined;
   natsTlsCertFile: string | undefined;
   natsTlsKeyFile: string | undefined;
+  /** Hook security and tenancy. */
+  hookBearerTokenFile: string | undefined;
+  tlsCertFile: string | undefined;
+  tlsKeyFile: string | undefined;
+  latticePolicyFile: string | undefined;
+  maxConcurrentHooks: number;
 }
 
 interface Variable<K extends keyof Config> {
@@ -129,6 +135,25 @@ export const VARIABLES = {
     parse: integer(1024 * 1024, 256 * 1024 * 1024),
   },
   ...NATS_SECURITY,
+  hookBearerTokenFile: optional(
+    'hookBearerTokenFile',
+    'HOOK_BEARER_TOKEN_FILE',
+    'File holding the token Metacontroller must send as `Authorization: Bearer <token>` on /sync and /finalize; re-read when it changes.',
+  ),
+  tlsCertFile: optional('tlsCertFile', 'TLS_CERT_FILE', 'Serve HTTPS with this certificate (with TLS_KEY_FILE); reloaded when it changes.'),
+  tlsKeyFile: optional('tlsKeyFile', 'TLS_KEY_FILE', 'Private key of TLS_CERT_FILE.'),
+  latticePolicyFile: optional(
+    'latticePolicyFile',
+    'LATTICE_POLICY_FILE',
+    'YAML policy of which namespaces may target which lattices; without it only DEFAULT_LATTICE is allowed. Reloaded when it changes.',
+  ),
+  maxConcurrentHooks: {
+    key: 'maxConcurrentHooks',
+    env: 'MAX_CONCURRENT_HOOKS',
+    default: '64',
+    description: 'Hook calls handled at once; more are answered 429 with Retry-After, which Metacontroller honours.',
+    parse: integer(1, 10_000),
+  },
 } satisfies { [K in keyof Config]: Variable<K> };
 
 
@@ -165,5 +190,6 @@ function combinationErrors(config: Config): string[] {
   if ((config.natsTlsCertFile === undefined) !== (config.natsTlsKeyFile === undefined)) {
     errors.push('NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together');
   }
+  if ((config.tlsCertFile === undefined) !== (config.tlsKeyFile === undefined)) errors.push('TLS_CERT_FILE and TLS_KEY_FILE go together');
   return errors;
 }

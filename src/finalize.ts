@@ -20,6 +20,8 @@ export function decideFinalize(prepared: Prepared, facts: LatticeFacts, now: num
   }
   // wadm could never have stored a model under a name or lattice that is not a subject token.
   if (!TOKEN.test(ref.name) || !TOKEN.test(lattice)) return done('Deleted', 'Nothing to delete: the name or lattice was never valid for wadm');
+  // Nothing is ever sent to a lattice the namespace may not use, not even a delete.
+  if (!prepared.latticeAllowed) return done('LatticeNotAllowed', `Left in wadm: namespace "${ref.namespace}" may not use lattice "${lattice}"`);
   if (facts.unavailable) return waiting(verdicts.unavailable(lattice, facts.unavailable, prepared.rendered?.version, prepared.previousStatus));
   if (facts.model === undefined) return { action: { kind: 'read-model' } };
   if (facts.model === null) return done('Deleted', `Deleted from wadm lattice "${lattice}"`);

@@ -6,6 +6,7 @@ import { decideFinalize } from './finalize.js';
 import { runSteps, type Decide, type Run } from './reconcile.js';
 import type { HookRequest, HookResponse } from './schema/hook.js';
 import { decideSync, prepare, type Prepared } from './sync.js';
+import type { Tenancy } from './tenancy.js';
 
 /** Where actions are performed: wadm over NATS in production, memory in unit tests. */
 export interface Lattice {
@@ -14,7 +15,7 @@ export interface Lattice {
 
 export interface HookDeps {
   lattice: Lattice;
-  defaultLattice: string;
+  tenancy: Tenancy;
   /** Time left for wadm requests in one hook call; past it, the call answers LatticeUnavailable. */
   budgetMs: number;
   now: () => number;
@@ -30,7 +31,7 @@ export interface Hooks {
 
 export function createHooks(deps: HookDeps): Hooks {
   async function run(hook: HookName, decide: Decide, request: HookRequest, log: Logger): Promise<HookResponse> {
-    const prepared = prepare(request, deps.defaultLattice);
+    const prepared = prepare(request, deps.tenancy);
     const deadline = deps.now() + deps.budgetMs;
     const perform = (action: Action): Promise<ActionResult> =>
       deps.now() > deadline

@@ -1,7 +1,7 @@
 // The process: read config, start the service, listen, shut down cleanly on SIGTERM.
 import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
-import { createService } from './service.js';
+import { createService, type Service } from './service.js';
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {
@@ -10,7 +10,14 @@ if (!loaded.ok) {
 }
 const { config } = loaded;
 const logger = createLogger(config.logLevel);
-const service = createService(config, logger);
+let service: Service;
+try {
+  service = createService(config, logger);
+} catch (err) {
+  // A policy, token or certificate file that cannot be read or parsed at start.
+  process.stderr.write(`wasmcloud-metacontroller: ${(err as Error).message}\n`);
+  process.exit(1);
+}
 
 let stopping = false;
 async function stop(signal: string): Promise<void> {

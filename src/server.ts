@@ -2,6 +2,7 @@
 // NATS: src/main.ts does that, and tests call `inject` or listen on a free port themselves.
 import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import type { Authorize } from './auth.js';
 import type { HookName, Hooks } from './hooks.js';
 import type { Metrics } from './metrics.js';
 import { HookRequestSchema, type HookRequest } from './schema/hook.js';
@@ -15,6 +16,12 @@ export interface ServerDeps {
   isReady: () => boolean;
   /** Largest hook body accepted; Metacontroller sends whole objects with managedFields. */
   bodyLimit: number;
+  /** Hook calls handled at once; more get 429 with Retry-After. */
+  maxConcurrentHooks: number;
+  /** Checks the Authorization header of hook calls; absent: hooks are open (see SECURITY.md). */
+  authorize?: Authorize;
+  /** Serve HTTPS with this key and certificate (PEM). */
+  https?: { key: string; cert: string };
 }
 
 export const HOOK_PATHS: Record<HookName, string> = { sync: '/sync', finalize: '/finalize' };
@@ -23,6 +30,7 @@ const checkHookRequest = compile<HookRequest>(HookRequestSchema);
 
 export function buildServer(deps: ServerDeps) {
   const app = Fastify({
+    ...(deps.https ? { https: deps.https } : {}),
     loggerInstance: deps.logger,
     bodyLimit: deps.bodyLimit,
     // Resync calls are many and mostly no-ops: log what the hooks decide, not every request.
@@ -34,8 +42,11 @@ export function buildServer(deps: ServerDeps) {
     return503OnClosing: true,
   });
 
+  const gate = hookGate(deps);
   for (const hook of ['sync', 'finalize'] as const) {
-    app.post(HOOK_PATHS[hook], (request, reply) => handleHook(deps, hook, request, reply));
+    app.post(HOOK_PATHS[hook], { onRequest: gate.admit, onResponse: gate.release, onRequestAbort: gate.release }, (request, reply) =>
+      handleHook(deps, hook, request, reply),
+    );
   }
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
@@ -57,6 +68,37 @@ export function buildServer(deps: ServerDeps) {
     return reply.code(status).send({ error: error.code ?? 'BadRequest', message: error.message });
   });
   return app;
+}
+
+/**
+ * Runs before the body is read, so that an unauthenticated or surplus caller costs no parsing
+ * of a 16 MiB body. Probes and /metrics stay open for the kubelet and Prometheus.
+ */
+function hookGate(deps: ServerDeps) {
+  let inFlight = 0;
+  const admitted = new WeakSet<FastifyRequest>();
+  return {
+    async admit(request: FastifyRequest, reply: FastifyReply) {
+      if (deps.authorize && !deps.authorize(request.headers.authorization)) {
+        deps.metrics.hookRequests.inc({ hook: hookOf(request), code: '401' });
+        return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'Unauthorized', message: 'missing or wrong bearer token' });
+      }
+      if (inFlight >= deps.maxConcurrentHooks) {
+        deps.metrics.hookRequests.inc({ hook: hookOf(request), code: '429' });
+        // Metacontroller requeues after Retry-After; without it, it retries at once (a hot loop).
+        return reply.code(429).header('retry-after', '1').send({ error: 'TooManyRequests', message: 'too many hook calls in flight; retry' });
+      }
+      inFlight++;
+      admitted.add(request);
+    },
+    async release(request: FastifyRequest) {
+      if (admitted.delete(request)) inFlight--;
+    },
+  };
+}
+
+function hookOf(request: FastifyRequest): HookName {
+  return request.url.startsWith(HOOK_PATHS.finalize) ? 'finalize' : 'sync';
 }
 
 async function handleHook(deps: ServerDeps, hook: HookName, request: FastifyRequest, reply: FastifyReply) {

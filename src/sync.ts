@@ -6,12 +6,15 @@ import type { HookRequest, HookResponse } from './schema/hook.js';
 import { renderManifest, type RenderedManifest } from './render.js';
 import { buildStatus, type Verdict } from './status.js';
 import { latticeOf, refOf, validateParent, type DesiredApplication, type ResourceRef, type Validation } from './validate.js';
+import type { Tenancy } from './tenancy.js';
 import * as verdicts from './verdicts.js';
 
 /** Everything derived from the request alone: computed once per call (and cacheable per generation). */
 export interface Prepared {
   ref: ResourceRef;
   lattice: string;
+  /** The lattice policy lets this namespace target this lattice: if not, nothing is sent to NATS. */
+  latticeAllowed: boolean;
   /** Read even from an invalid spec: a resource with a typo elsewhere must still be deletable. */
   deletionPolicy: 'Delete' | 'Orphan';
   previousStatus: unknown;
@@ -21,11 +24,14 @@ export interface Prepared {
 
 export type Step = { action: Action } | { answer: HookResponse };
 
-export function prepare(request: HookRequest, defaultLattice: string): Prepared {
-  const validation = validateParent(request.parent, defaultLattice);
+export function prepare(request: HookRequest, tenancy: Tenancy): Prepared {
+  const validation = validateParent(request.parent, tenancy.defaultLattice);
+  const ref = refOf(request.parent);
+  const lattice = validation.ok ? validation.app.lattice : latticeOf(request.parent, tenancy.defaultLattice);
   return {
-    ref: refOf(request.parent),
-    lattice: validation.ok ? validation.app.lattice : latticeOf(request.parent, defaultLattice),
+    ref,
+    lattice,
+    latticeAllowed: tenancy.allows(ref.namespace, lattice),
     deletionPolicy: (request.parent.spec as { deletionPolicy?: unknown } | undefined)?.deletionPolicy === 'Orphan' ? 'Orphan' : 'Delete',
     previousStatus: request.parent.status,
     validation,
@@ -38,6 +44,7 @@ export function decideSync(prepared: Prepared, facts: LatticeFacts, now: number)
   const answer = (verdict: Verdict): Step => ({ answer: respond(prepared, verdict, now) });
   if (!validation.ok || rendered === undefined) return answer(verdicts.invalidSpec(validation.ok ? [] : validation.problems));
   const { app } = validation;
+  if (!prepared.latticeAllowed) return answer(verdicts.latticeNotAllowed(app.ref.namespace, app.lattice));
   const { version } = rendered;
   if (facts.unavailable) return answer(verdicts.unavailable(app.lattice, facts.unavailable, version, prepared.previousStatus));
   if (facts.model === undefined) return { action: { kind: 'read-model' } };

@@ -16,6 +16,16 @@ export function invalidSpec(problems: string[]): Verdict {
   };
 }
 
+export function latticeNotAllowed(namespace: string, lattice: string): Verdict {
+  const message = `namespace "${namespace}" may not deploy to lattice "${lattice}": the lattice policy does not allow it; choose an allowed spec.lattice or ask the platform team`;
+  return {
+    phase: 'Failed',
+    ready: { status: 'False', reason: 'LatticeNotAllowed', message },
+    stalled: { reason: 'LatticeNotAllowed', message },
+    pace: 'settled',
+  };
+}
+
 export function ownershipConflict(lattice: string, name: string, model: ModelFacts, version: string): Verdict {
   const owner = model.latest.owner;
   const message =

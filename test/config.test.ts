@@ -28,6 +28,11 @@ describe('configuration', () => {
       natsTlsCaFile: undefined,
       natsTlsCertFile: undefined,
       natsTlsKeyFile: undefined,
+      hookBearerTokenFile: undefined,
+      tlsCertFile: undefined,
+      tlsKeyFile: undefined,
+      latticePolicyFile: undefined,
+      maxConcurrentHooks: 64,
     });
   });
 

@@ -2,15 +2,18 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideFinalize } from '../src/finalize.js';
 import { decideSync, prepare } from '../src/sync.js';
+import { defaultOnly } from '../src/tenancy.js';
+
+const TENANCY = defaultOnly('default');
 import { MemoryLattice } from './support/memory-lattice.js';
 import { hello, hookRequest, resource, type Resource } from './support/resources.js';
 
 const finalize = (lattice: MemoryLattice, parent: Resource) =>
-  lattice.run(decideFinalize, prepare(hookRequest(parent, { finalizing: true }), 'default'));
+  lattice.run(decideFinalize, prepare(hookRequest(parent, { finalizing: true }), TENANCY));
 
 async function deployed(parent: Resource = hello()) {
   const lattice = new MemoryLattice();
-  await lattice.run(decideSync, prepare(hookRequest(parent), 'default'));
+  await lattice.run(decideSync, prepare(hookRequest(parent), TENANCY));
   assert.ok(lattice.model('hello-world'));
   return lattice;
 }

@@ -5,10 +5,11 @@ import { createHooks, type Lattice } from '../src/hooks.js';
 import { createLogger } from '../src/logger.js';
 import { Metrics } from '../src/metrics.js';
 import { buildServer } from '../src/server.js';
+import { defaultOnly } from '../src/tenancy.js';
 import { MemoryLattice } from './support/memory-lattice.js';
 import { fixtureResource, hello, hookRequest } from './support/resources.js';
 
-function build(t: TestContext, options: { lattice?: Lattice; ready?: boolean; bodyLimit?: number } = {}) {
+function build(t: TestContext, options: { lattice?: Lattice; ready?: boolean; bodyLimit?: number; maxConcurrentHooks?: number } = {}) {
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -18,13 +19,14 @@ function build(t: TestContext, options: { lattice?: Lattice; ready?: boolean; bo
   });
   const lattice = options.lattice ?? new MemoryLattice();
   const metrics = new Metrics();
-  const hooks = createHooks({ lattice, defaultLattice: 'default', budgetMs: 5000, now: () => Date.parse('2026-11-30T12:00:00Z') });
+  const hooks = createHooks({ lattice, tenancy: defaultOnly('default'), budgetMs: 5000, now: () => Date.parse('2026-11-30T12:00:00Z') });
   const app = buildServer({
     hooks,
     logger: createLogger('debug', sink),
     metrics,
     isReady: () => options.ready ?? true,
     bodyLimit: options.bodyLimit ?? 16 * 1024 * 1024,
+    maxConcurrentHooks: options.maxConcurrentHooks ?? 64,
   });
   t.after(() => app.close());
   return { app, lattice, lines };
@@ -107,6 +109,25 @@ describe('POST /sync', () => {
     assert.equal(res.statusCode, 500);
     assert.doesNotMatch(res.body, /secret detail/);
     assert.ok(lines.some((l) => l['msg'] === 'unhandled error' && JSON.stringify(l['err']).includes('secret detail')));
+  });
+});
+
+describe('a burst above capacity', () => {
+  it('is answered 429 with Retry-After (which Metacontroller honours) rather than left to time out', async (t) => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const memory = new MemoryLattice();
+    const slow: Lattice = { perform: async (l, n, a) => (await gate, memory.perform(l, n, a)) };
+    const { app } = build(t, { lattice: slow, maxConcurrentHooks: 2 });
+    const send = () => app.inject({ method: 'POST', url: '/sync', payload: hookRequest(fixtureResource('hello.yaml')) });
+    const first = [send(), send()];
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const refused = await send();
+    assert.equal(refused.statusCode, 429);
+    assert.equal(refused.headers['retry-after'], '1');
+    release();
+    assert.deepEqual((await Promise.all(first)).map((r) => r.statusCode), [200, 200]);
+    assert.equal((await send()).statusCode, 200, 'capacity comes back once calls finish');
   });
 });
 

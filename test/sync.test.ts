@@ -1,6 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideSync, prepare } from '../src/sync.js';
+import { defaultOnly } from '../src/tenancy.js';
+
+const TENANCY = defaultOnly('default');
 import { MemoryLattice } from './support/memory-lattice.js';
 import { fixtureResource, hello, hookRequest, resource, type Resource } from './support/resources.js';
 import type { Action } from '../src/facts.js';
@@ -8,7 +11,7 @@ import type { Action } from '../src/facts.js';
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 
 function sync(lattice: MemoryLattice, parent: Resource, options: Parameters<typeof hookRequest>[1] = {}, now = NOW) {
-  return lattice.run(decideSync, prepare(hookRequest(parent, options), 'default'), now);
+  return lattice.run(decideSync, prepare(hookRequest(parent, options), TENANCY), now);
 }
 
 const kinds = (actions: Action[]) => actions.map((a) => a.kind);
@@ -130,8 +133,8 @@ describe('revision history', () => {
 
 describe('versions', () => {
   it('gives the same version for the same spec whatever the key order', async () => {
-    const a = prepare(hookRequest(resource('app', { components: [{ name: 'c', type: 'component', properties: { image: 'i' } }], description: 'd' })), 'default');
-    const b = prepare(hookRequest(resource('app', { description: 'd', components: [{ properties: { image: 'i' }, type: 'component', name: 'c' }] })), 'default');
+    const a = prepare(hookRequest(resource('app', { components: [{ name: 'c', type: 'component', properties: { image: 'i' } }], description: 'd' })), TENANCY);
+    const b = prepare(hookRequest(resource('app', { description: 'd', components: [{ properties: { image: 'i' }, type: 'component', name: 'c' }] })), TENANCY);
     assert.equal(a.rendered!.version, b.rendered!.version);
   });
 
@@ -214,7 +217,7 @@ describe('wadm trouble', () => {
 
   it('re-reads the model when a put finds the version already there (another replica won)', async () => {
     const lattice = new MemoryLattice();
-    const prepared = prepare(hookRequest(fixtureResource('hello.yaml')), 'default');
+    const prepared = prepare(hookRequest(fixtureResource('hello.yaml')), TENANCY);
     const version = prepared.rendered!.version;
     lattice.scripted.push({ kind: 'read-model', result: { kind: 'model', model: null } });
     lattice.seed('hello-world', [[version, { owner: 'default/hello-world', contentHash: prepared.rendered!.contentHash }]]);

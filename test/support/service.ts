@@ -1,5 +1,8 @@
 // Runs the whole service in-process (the same wiring as src/main.ts) on a free port, with its
 // log lines captured as parsed JSON, for tests that drive it over real HTTP.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
@@ -19,12 +22,20 @@ export interface Cleanups {
   after(fn: () => unknown): unknown;
 }
 
+/** Tests use many lattices; the tenancy tests set a policy of their own. */
+function allowAllPolicy(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'policy-'));
+  const path = join(dir, 'policy.yaml');
+  writeFileSync(path, 'rules:\n  - namespaces: ["*"]\n    lattices: ["*"]\n');
+  return path;
+}
+
 export async function startService(
   t: Cleanups,
   env: Record<string, string>,
   options: ServiceOptions = {},
 ): Promise<RunningService> {
-  const loaded = loadConfig({ PORT: '8080', LOG_LEVEL: 'debug', ...env });
+  const loaded = loadConfig({ PORT: '8080', LOG_LEVEL: 'debug', LATTICE_POLICY_FILE: allowAllPolicy(), ...env });
   if (!loaded.ok) throw new Error(loaded.errors.join('; '));
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({

@@ -1,0 +1,70 @@
+// Which namespaces may deploy to which lattices. The hook decides what runs on a lattice, so a
+// namespace must not be able to name any lattice it likes. Without a policy file only
+// DEFAULT_LATTICE is allowed; with one, only what it grants.
+import { Type, type Static } from '@sinclair/typebox';
+import yaml from 'js-yaml';
+import { compile } from './schema/validator.js';
+
+export interface Tenancy {
+  defaultLattice: string;
+  allows(namespace: string, lattice: string): boolean;
+}
+
+const NAMESPACE_PATTERN = '^[a-z0-9*]([-a-z0-9*]*[a-z0-9*])?$';
+const LATTICE_PATTERN = '^([-\\w]+|\\*|\\{namespace\\})$';
+
+export const LatticePolicySchema = Type.Object(
+  {
+    rules: Type.Array(
+      Type.Object(
+        {
+          namespaces: Type.Array(Type.String({ pattern: NAMESPACE_PATTERN }), {
+            minItems: 1,
+            description: 'Namespace names; `*` matches any run of characters (`team-*`, `*`).',
+          }),
+          lattices: Type.Array(Type.String({ pattern: LATTICE_PATTERN }), {
+            minItems: 1,
+            description: 'Lattices these namespaces may target; `{namespace}` is the namespace\'s own name, `*` any lattice.',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type LatticePolicy = Static<typeof LatticePolicySchema>;
+
+const checkPolicy = compile<LatticePolicy>(LatticePolicySchema);
+
+export function defaultOnly(defaultLattice: string): Tenancy {
+  return { defaultLattice, allows: (_namespace, lattice) => lattice === defaultLattice };
+}
+
+export function parsePolicy(text: string): LatticePolicy {
+  const policy: unknown = yaml.load(text);
+  if (!checkPolicy(policy)) throw new Error(`invalid lattice policy: ${checkPolicy.problems(policy, 'policy').join('; ')}`);
+  return policy;
+}
+
+export function fromPolicy(policy: LatticePolicy, defaultLattice: string): Tenancy {
+  const rules = policy.rules.map((rule) => ({ namespaces: rule.namespaces.map(glob), lattices: rule.lattices }));
+  return {
+    defaultLattice,
+    allows(namespace, lattice) {
+      return rules.some(
+        (rule) =>
+          rule.namespaces.some((pattern) => pattern.test(namespace)) &&
+          rule.lattices.some((allowed) => allowed === '*' || allowed === lattice || (allowed === '{namespace}' && lattice === namespace)),
+      );
+    },
+  };
+}
+
+function glob(pattern: string): RegExp {
+  return new RegExp(`^${pattern.split('*').map(escape).join('.*')}$`);
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
