@@ -31,7 +31,7 @@ describe('bearer authentication of the hooks', () => {
     const dir = mkdtempSync(join(tmpdir(), 'token-'));
     writeFileSync(join(dir, 'token'), 's3cret-token\n');
     const { url } = await startService(t, { ...NO_NATS, HOOK_BEARER_TOKEN_FILE: join(dir, 'token') });
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 's3cret-token' }, { authorization: 'Basic s3cret-token' }]) {
+    for (const headers of <Record<string, string>[]>[{}, { authorization: 'Bearer wrong' }, { authorization: 's3cret-token' }, { authorization: 'Basic s3cret-token' }]) {
       const res = await post(`${url}/sync`, headers);
       assert.equal(res.status, 401, JSON.stringify(headers));
       assert.equal(res.headers.get('www-authenticate'), 'Bearer');
