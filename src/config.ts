@@ -25,6 +25,7 @@ export interface Config {
   tlsKeyFile: string | undefined;
   latticePolicyFile: string | undefined;
   maxConcurrentHooks: number;
+  shutdownDelayMs: number;
 }
 
 interface Variable<K extends keyof Config> {
@@ -153,6 +154,14 @@ export const VARIABLES = {
     default: '64',
     description: 'Hook calls handled at once; more are answered 429 with Retry-After, which Metacontroller honours.',
     parse: integer(1, 10_000),
+  },
+  shutdownDelayMs: {
+    key: 'shutdownDelayMs',
+    env: 'SHUTDOWN_DELAY_MS',
+    default: '3000',
+    description:
+      'On SIGTERM, how long to keep serving with readiness false before closing, so Service endpoints drop this pod first.',
+    parse: integer(0, 60_000),
   },
 } satisfies { [K in keyof Config]: Variable<K> };
 

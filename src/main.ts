@@ -23,8 +23,8 @@ let stopping = false;
 async function stop(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
-  logger.info({ signal }, 'shutting down: finishing hook calls in flight');
-  await service.shutdown();
+  logger.info({ signal, delayMs: config.shutdownDelayMs }, 'shutting down: readiness off, finishing hook calls in flight');
+  await service.shutdown(config.shutdownDelayMs);
   logger.info('stopped');
   process.exit(0);
 }

@@ -88,8 +88,10 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
     statuses,
     metrics,
     /** Readiness drops first, calls in flight finish, then NATS is drained. */
-    async shutdown(): Promise<void> {
+    async shutdown(delayMs = 0): Promise<void> {
       stopping = true;
+      // Keep serving while Kubernetes takes the pod out of the Service's endpoints.
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       await app.close();
       await link.close();
       files.close();

@@ -33,6 +33,7 @@ describe('configuration', () => {
       tlsKeyFile: undefined,
       latticePolicyFile: undefined,
       maxConcurrentHooks: 64,
+      shutdownDelayMs: 3000,
     });
   });
 

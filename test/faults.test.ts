@@ -1,0 +1,183 @@
+// Faults against real servers: NATS killed mid-stream, a slow or failing wadm, SIGTERM with
+// hook calls in flight. The invariant everywhere: 200 with an honest status, never a wrong Ready,
+// nothing lost, recovery without a restart.
+import { after, before, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startFakeWadm, type FakeWadm } from './support/fake-wadm.js';
+import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
+import { startNatsServer, type NatsServer } from './support/nats-server.js';
+import { hello, hookRequest, type Resource } from './support/resources.js';
+import { startService, type RunningService } from './support/service.js';
+
+let nats: NatsServer;
+let wadm: FakeWadm;
+let running: RunningService;
+const cleanups: (() => unknown)[] = [];
+
+before(async () => {
+  nats = await startNatsServer({ jetstream: false });
+  wadm = await startFakeWadm({ servers: nats.url });
+  running = await startService({ after: (fn) => void cleanups.push(fn) }, { NATS_URL: nats.url, WADM_TIMEOUT_MS: '300' }, { deployGraceMs: 200 });
+  await running.connected();
+});
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  await wadm.stop();
+  await nats.dispose();
+});
+beforeEach(() => {
+  wadm.reset();
+  running.service.statuses.forget();
+  wadm.setHosts('default', { behaviour: 'healthy', settleMs: 10 });
+});
+
+function metacontroller(url = running.url): FakeMetacontroller {
+  return new FakeMetacontroller({
+    syncUrl: `${url}/sync`,
+    finalizeUrl: `${url}/finalize`,
+    resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' },
+  });
+}
+
+const ready = (obj: K8sObject | undefined) => obj !== undefined && condition(obj, 'Ready')?.status === 'True';
+const app = (i: number): Resource => {
+  const resource = hello({ description: `app ${i}` });
+  resource.metadata.name = `app-${i}`;
+  return resource;
+};
+
+describe('NATS killed and restarted during a stream of syncs', () => {
+  it('loses no deployment, reports the outage honestly, and recovers without a service restart', async () => {
+    const mc = metacontroller();
+    const count = 12;
+    for (let i = 0; i < count; i++) mc.apply(app(i) as never);
+    const readiness: number[] = [];
+    let outage = false;
+    const reasonsDuringOutage = new Set<string>();
+    const stream = (async () => {
+      for (let round = 0; round < 400; round++) {
+        const i = round % count;
+        const result = await mc.reconcile('default', `app-${i}`);
+        assert.equal(result.error, undefined, `hook call failed: ${result.error}`);
+        const obj = mc.get('default', `app-${i}`)!;
+        if (outage) reasonsDuringOutage.add(condition(obj, 'Ready')?.reason ?? 'none');
+        readiness.push((await fetch(`${running.url}/readyz`)).status);
+        if ([...Array(count).keys()].every((n) => ready(mc.get('default', `app-${n}`))) && round > count * 3) return;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 100));
+    outage = true;
+    await nats.stop();
+    await new Promise((r) => setTimeout(r, 800));
+    await nats.restart();
+    outage = false;
+    await stream;
+    for (let i = 0; i < count; i++) {
+      const obj = mc.get('default', `app-${i}`)!;
+      const status = obj.status as { version: string };
+      assert.ok(ready(obj), `app-${i} not Ready: ${JSON.stringify(obj.status)}`);
+      assert.equal(wadm.model('default', `app-${i}`)?.deployed, status.version, `app-${i} is deployed in wadm`);
+    }
+    assert.ok(readiness.includes(503), 'readiness dropped during the outage');
+    assert.equal(readiness.at(-1), 200, 'and came back');
+    assert.ok(reasonsDuringOutage.has('LatticeUnavailable'), `the outage was reported: ${[...reasonsDuringOutage].join(', ')}`);
+  });
+});
+
+describe('a troubled wadm', () => {
+  it('reports a wadm slower than WADM_TIMEOUT_MS as LatticeUnavailable (Timeout), never Ready, then converges', async () => {
+    const mc = metacontroller();
+    wadm.inject('versions', { kind: 'delay', ms: 500 }, { times: 1 });
+    mc.apply(hello() as never);
+    await mc.reconcile('default', 'hello-world');
+    const obj = mc.get('default', 'hello-world')!;
+    assert.equal(condition(obj, 'Ready')!.status, 'Unknown');
+    assert.match(condition(obj, 'Ready')!.message ?? '', /Timeout/);
+    await new Promise((r) => setTimeout(r, 300)); // the slow request drains from wadm's queue
+    await mc.waitFor('default', 'hello-world', ready, { timeoutMs: 5000, intervalMs: 20 });
+  });
+
+  it('retries a passing Internal storage error and deploys without the user noticing', async () => {
+    const mc = metacontroller();
+    wadm.inject('put', { kind: 'storage-error' }, { times: 2 });
+    mc.apply(hello() as never);
+    await mc.reconcile('default', 'hello-world');
+    assert.equal(wadm.count('put'), 3);
+    assert.ok(wadm.model('default', 'hello-world')?.deployed);
+  });
+
+  it('reports a lasting Internal storage error as LatticeUnavailable (StorageError) and never as Ready', async () => {
+    const mc = metacontroller();
+    wadm.inject('deploy', { kind: 'storage-error' }, { times: 8 });
+    mc.apply(hello() as never);
+    await mc.reconcile('default', 'hello-world');
+    const obj = mc.get('default', 'hello-world')!;
+    assert.equal(condition(obj, 'Ready')!.reason, 'LatticeUnavailable');
+    assert.match(condition(obj, 'Ready')!.message ?? '', /StorageError/);
+    assert.equal(wadm.model('default', 'hello-world')!.deployed, null);
+    await mc.waitFor('default', 'hello-world', ready, { timeoutMs: 5000, intervalMs: 20 });
+  });
+
+  it('is not fooled by a reply lost after wadm acted: the next sync sees the version and goes on', async () => {
+    const mc = metacontroller();
+    wadm.inject('put', { kind: 'no-reply', apply: true });
+    mc.apply(hello() as never);
+    await mc.reconcile('default', 'hello-world');
+    assert.equal(condition(mc.get('default', 'hello-world')!, 'Ready')!.status, 'Unknown');
+    await mc.waitFor('default', 'hello-world', ready, { timeoutMs: 5000, intervalMs: 20 });
+    assert.equal(wadm.model('default', 'hello-world')!.versions.length, 1, 'no second version for the same spec');
+  });
+});
+
+describe('SIGTERM with hook calls in flight', () => {
+  it('drops readiness first, finishes the calls, then exits 0 within the grace period', async (t) => {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'policy-'));
+    writeFileSync(join(dir, 'policy.yaml'), 'rules:\n  - namespaces: ["*"]\n    lattices: ["*"]\n');
+    const child = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, '../src/main.ts')], {
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', NATS_URL: nats.url, SHUTDOWN_DELAY_MS: '600', LATTICE_POLICY_FILE: join(dir, 'policy.yaml') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    t.after(() => child.kill('SIGKILL'));
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    const url = `http://127.0.0.1:${port}`;
+    await until(async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200);
+
+    wadm.inject('versions', { kind: 'delay', ms: 400 });
+    const inFlight = fetch(`${url}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(hookRequest(hello())) });
+    await new Promise((r) => setTimeout(r, 100));
+    const signalled = Date.now();
+    child.kill('SIGTERM');
+    await until(async () => (await fetch(`${url}/readyz`)).status === 503);
+    assert.ok(Date.now() - signalled < 400, 'readiness dropped while the call was still running');
+    const answer = await inFlight;
+    assert.equal(answer.status, 200);
+    assert.equal(((await answer.json()) as { status: { phase: string } }).status.phase, 'Reconciling');
+    assert.equal(await exited, 0);
+    assert.ok(Date.now() - signalled < 5000, 'well within a 30 s grace period');
+  });
+});
+
+async function until(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+    server.on('error', fail);
+  });
+}
