@@ -26,6 +26,7 @@ export interface Config {
   latticePolicyFile: string | undefined;
   maxConcurrentHooks: number;
   shutdownDelayMs: number;
+  modelCacheTtlSeconds: number;
 }
 
 interface Variable<K extends keyof Config> {
@@ -162,6 +163,14 @@ export const VARIABLES = {
     description:
       'On SIGTERM, how long to keep serving with readiness false before closing, so Service endpoints drop this pod first.',
     parse: integer(0, 60_000),
+  },
+  modelCacheTtlSeconds: {
+    key: 'modelCacheTtlSeconds',
+    env: 'MODEL_CACHE_TTL_SECONDS',
+    default: '300',
+    description:
+      "How long what wadm said about an application's versions is trusted without asking again. wadm's deploy/undeploy events and our own writes update it at once; a `wash app put` or delete by someone else is noticed within this time. 0 disables the cache.",
+    parse: integer(0, 3600),
   },
 } satisfies { [K in keyof Config]: Variable<K> };
 

@@ -72,7 +72,7 @@ function isWrite(action: Action): action is Write {
 }
 
 /** The model as our successful write left it, so the core needs no re-read. */
-function afterWrite(model: ModelFacts | null | undefined, write: Write): ModelFacts | null | undefined {
+export function afterWrite(model: ModelFacts | null | undefined, write: Write): ModelFacts | null | undefined {
   switch (write.kind) {
     case 'put': {
       const latest: VersionFacts = { version: write.version, owner: write.owner, contentHash: write.contentHash };

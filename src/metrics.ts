@@ -56,18 +56,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(options: { statusCacheSize?: () => number; defaultMetrics?: boolean } = {}) {
-    const { statusCacheSize } = options;
-    if (statusCacheSize) {
-      new Gauge({
-        name: `${PREFIX}status_cache_entries`,
-        help: 'wadm statuses held in memory.',
-        registers: [this.registry],
-        collect() {
-          this.set(statusCacheSize());
-        },
-      });
-    }
+  constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+  }
+
+  /** Cache sizes, read when Prometheus scrapes. */
+  observeCaches(sizes: { statuses: () => number; models: () => number }): void {
+    new Gauge({
+      name: `${PREFIX}cache_entries`,
+      help: 'Applications whose wadm status or model is held in memory.',
+      labelNames: ['cache'] as const,
+      registers: [this.registry],
+      collect() {
+        this.set({ cache: 'status' }, sizes.statuses());
+        this.set({ cache: 'model' }, sizes.models());
+      },
+    });
   }
 }

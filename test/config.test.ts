@@ -34,6 +34,7 @@ describe('configuration', () => {
       latticePolicyFile: undefined,
       maxConcurrentHooks: 64,
       shutdownDelayMs: 3000,
+      modelCacheTtlSeconds: 300,
     });
   });
 

@@ -33,6 +33,7 @@ after(async () => {
 beforeEach(() => {
   wadm.reset();
   running.service.statuses.forget();
+  running.service.models.clear();
   wadm.setHosts('default', { behaviour: 'healthy', settleMs: 10 });
 });
 

@@ -27,7 +27,8 @@ after(async () => {
 });
 beforeEach(() => {
   wadm.reset();
-  running.service.statuses.forget(); // the double forgot its apps; so must our cache
+  running.service.statuses.forget();
+  running.service.models.clear(); // the double forgot its apps; so must our cache
   wadm.setHosts('default', { behaviour: 'healthy', settleMs: 20 });
 });
 

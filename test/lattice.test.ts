@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { connect, type NatsConnection } from 'nats';
 import pino from 'pino';
 import { WadmUnavailableError } from '../src/lattice/errors.js';
+import { LatticeWatch } from '../src/lattice/lattice-watch.js';
 import { StatusCache } from '../src/lattice/status-cache.js';
 import { WadmClient } from '../src/lattice/wadm-client.js';
 import { renderManifest } from '../src/render.js';
@@ -129,7 +130,9 @@ describe('the wadm client', () => {
 
 describe('the status cache', () => {
   function cache(deployGraceMs = 60_000) {
-    return new StatusCache({ connection: () => nc, logger: pino({ level: 'silent' }), maxEntries: 2, deployGraceMs, now: Date.now });
+    const statuses = new StatusCache({ maxEntries: 2, deployGraceMs, now: Date.now });
+    const watch = new LatticeWatch(() => nc, [statuses.feed()], pino({ level: 'silent' }));
+    return Object.assign(statuses, { watch: (lattice: string) => watch.watch(lattice) });
   }
 
   it('keeps the latest status from the subscription and skips malformed messages', async () => {

@@ -1,8 +1,10 @@
 // Performs the core's actions against wadm for one application and reports the results in the
 // core's terms. Everything wadm- and NATS-specific about an action lives here.
-import type { Action, ActionResult } from '../facts.js';
+import type { Action, ActionResult, Write } from '../facts.js';
 import { CONTENT_HASH_ANNOTATION, OWNER_ANNOTATION } from '../metadata.js';
 import { WadmUnavailableError } from './errors.js';
+import type { LatticeWatch } from './lattice-watch.js';
+import type { ModelCache } from './model-cache.js';
 import type { StatusCache } from './status-cache.js';
 import type { WadmClient, WriteOutcome } from './wadm-client.js';
 import type { ModelFacts, VersionFacts } from './wadm-types.js';
@@ -11,22 +13,33 @@ export class LatticeGateway {
   constructor(
     private readonly client: WadmClient,
     private readonly statuses: StatusCache,
+    private readonly models: ModelCache,
+    private readonly watch: LatticeWatch,
   ) {}
 
   async perform(lattice: string, name: string, action: Action): Promise<ActionResult> {
     try {
-      return await this.attempt(lattice, name, action);
+      const result = await this.attempt(lattice, name, action);
+      this.remember(lattice, name, action, result);
+      return result;
     } catch (err) {
+      this.models.forget(lattice, name);
       if (err instanceof WadmUnavailableError) return { kind: 'unavailable', reason: err.reason, message: err.message };
       throw err;
     }
+  }
+
+  /** Keeps the model cache in step: our successful writes update it, surprises drop it. */
+  private remember(lattice: string, name: string, action: Action, result: ActionResult): void {
+    if (result.kind === 'done' && !action.kind.startsWith('read-')) this.models.wrote(lattice, name, action as Write);
+    else if (result.kind === 'stale' || result.kind === 'rejected' || result.kind === 'unavailable') this.models.forget(lattice, name);
   }
 
   private async attempt(lattice: string, name: string, action: Action): Promise<ActionResult> {
     switch (action.kind) {
       case 'read-model':
         // Subscribe before any write, so that status published after our deploy is seen.
-        this.statuses.watch(lattice);
+        this.watch.watch(lattice);
         return { kind: 'model', model: await this.readModel(lattice, name) };
       case 'read-version': {
         const annotations = await this.client.annotations(lattice, name, action.version);
@@ -54,6 +67,14 @@ export class LatticeGateway {
   }
 
   private async readModel(lattice: string, name: string): Promise<ModelFacts | null> {
+    const cached = this.models.get(lattice, name);
+    if (cached !== undefined) return cached;
+    const model = await this.fetchModel(lattice, name);
+    this.models.read(lattice, name, model);
+    return model;
+  }
+
+  private async fetchModel(lattice: string, name: string): Promise<ModelFacts | null> {
     const versions = await this.client.versions(lattice, name);
     const newest = versions?.[versions.length - 1];
     if (!versions || !newest) return null;

@@ -32,6 +32,10 @@ export class Lru<K, V> {
     this.map.delete(key);
   }
 
+  keys(): K[] {
+    return [...this.map.keys()];
+  }
+
   clear(): void {
     this.map.clear();
   }

@@ -1,18 +1,15 @@
 // The latest wadm status of every application, kept current from the `wadm.status.{lattice}.*`
-// subscription and from model.status replies. wadm's status does not say which version it
+// subscription (see feed()) and from model.status replies. wadm's status does not say which version it
 // describes, so the cache also remembers when we deployed: a status that may predate our
 // deploy is flagged, and the core will not call it Ready.
-import type { NatsConnection, Subscription } from 'nats';
-import type { Logger } from 'pino';
 import type { StatusFacts } from '../facts.js';
 import { compile } from '../schema/validator.js';
+import type { Feed } from './lattice-watch.js';
 import { Lru } from './lru.js';
 import { statusSubject } from './subjects.js';
 import { WadmStatusSchema, type WadmStatus } from './wadm-types.js';
 
 export interface StatusCacheOptions {
-  connection: () => NatsConnection | undefined;
-  logger: Logger;
   maxEntries: number;
   /**
    * wadm publishes a status only when it changes, so a deploy that changes nothing wadm reports
@@ -35,9 +32,6 @@ const checkStatus = compile<WadmStatus>(WadmStatusSchema);
 export class StatusCache {
   private readonly entries: Lru<string, Entry>;
   private readonly deploys: Lru<string, { seq: number; at: number }>;
-  private readonly lattices = new Set<string>();
-  private subscriptions = new Map<string, Subscription>();
-  private subscribedOn: NatsConnection | undefined;
   private seq = 0;
 
   constructor(private readonly options: StatusCacheOptions) {
@@ -51,19 +45,6 @@ export class StatusCache {
 
   get evictions(): number {
     return this.entries.evictions;
-  }
-
-  /** Subscribes to a lattice's statuses (once per connection). */
-  watch(lattice: string): void {
-    this.lattices.add(lattice);
-    const nc = this.options.connection();
-    if (!nc) return;
-    if (nc !== this.subscribedOn) {
-      // A new connection has none of our subscriptions.
-      this.subscriptions = new Map();
-      this.subscribedOn = nc;
-    }
-    for (const l of this.lattices) if (!this.subscriptions.has(l)) this.subscribe(nc, l);
   }
 
   lookup(lattice: string, name: string): StatusFacts | undefined {
@@ -95,24 +76,16 @@ export class StatusCache {
     return !(entry.fromStream && entry.seq > deploy.seq);
   }
 
-  private subscribe(nc: NatsConnection, lattice: string): void {
-    const subscription = nc.subscribe(statusSubject(lattice));
-    this.subscriptions.set(lattice, subscription);
-    void this.consume(lattice, subscription);
-  }
-
-  private async consume(lattice: string, subscription: Subscription): Promise<void> {
-    const prefix = `wadm.status.${lattice}.`;
-    for await (const msg of subscription) {
-      // A malformed message must not stop the loop: log it and keep going.
-      try {
+  /** The status feed of a lattice's `wadm.status.{lattice}.*` subscription. */
+  feed(): Feed {
+    return {
+      subject: statusSubject,
+      receive: (lattice, msg) => {
         const status: unknown = JSON.parse(msg.string());
         if (!checkStatus(status)) throw new Error(checkStatus.problems(status, 'status').join('; '));
-        const name = msg.subject.slice(prefix.length);
+        const name = msg.subject.slice(`wadm.status.${lattice}.`.length);
         this.entries.set(`${lattice}/${name}`, { status, seq: ++this.seq, fromStream: true });
-      } catch (err) {
-        this.options.logger.warn({ subject: msg.subject, err: (err as Error).message }, 'ignoring malformed wadm status message');
-      }
-    }
+      },
+    };
   }
 }

@@ -19,6 +19,12 @@ export function statusSubject(lattice: string): string {
   return `wadm.status.${lattice}.*`;
 }
 
+/** wadm's own events of a lattice: `wadm.evt.{lattice}.manifest_published` and the like. */
+export function eventSubject(lattice: string): string {
+  assertToken(lattice, 'lattice');
+  return `wadm.evt.${lattice}.>`;
+}
+
 export function isToken(value: string): boolean {
   return TOKEN.test(value);
 }
