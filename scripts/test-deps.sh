@@ -2,6 +2,7 @@
 # Installs/builds the native programs the test suite runs against, caching them between runs:
 #   - nats-server (wadm needs >= 2.10 with JetStream; Debian ships 2.9), via `go install`
 #   - a real wadm, built from test/wadm (a thin binary over the published `wadm` crate)
+#   - lua5.1 from Debian (the Argo CD health check's Lua is run by a test), as root via apt-get
 # and writes their absolute paths to .cache/test-deps.env (NATS_SERVER_BIN=..., WADM_BIN=...).
 #
 # Usage: scripts/test-deps.sh           install/build what is missing or outdated
@@ -74,6 +75,8 @@ if $check_only; then
   elif ! wadm_up_to_date; then
     problem="wadm is not built at $WADM_BIN"
     [[ -x $WADM_BIN ]] && problem="wadm at $WADM_BIN is older than its sources in test/wadm"
+  elif ! command -v lua5.1 >/dev/null; then
+    problem="lua5.1 is not installed"
   elif [[ ! -f $ENV_FILE || $(<"$ENV_FILE") != "$(env_file_content)" ]]; then
     problem="$ENV_FILE is missing or stale"
   fi
@@ -123,6 +126,18 @@ else
   # cargo leaves an up-to-date binary untouched; bump it so the freshness check above holds.
   touch "$WADM_BIN"
   echo "wadm: built $(wadm_version) at $WADM_BIN ($(elapsed "$start"))"
+fi
+
+# --- lua (runs the Argo CD health check of examples/gitops/argocd in a test) ------------------
+start=$(now_ms)
+if command -v lua5.1 >/dev/null; then
+  echo "lua: found $(lua5.1 -v 2>&1 | head -n 1) ($(elapsed "$start"))"
+elif [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+  echo "lua: installing Debian's lua5.1 (Argo CD runs health checks with a Lua 5.1 interpreter)..."
+  (apt-get install -y -qq lua5.1 >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq lua5.1; }) >/dev/null
+  echo "lua: installed $(lua5.1 -v 2>&1 | head -n 1) ($(elapsed "$start"))"
+else
+  die "lua: lua5.1 is missing; run: sudo apt-get install -y lua5.1"
 fi
 
 # --- paths for the test runner -------------------------------------------------------------

@@ -1,0 +1,40 @@
+# The hook server's image: built with the lockfile, run as a non-root user on a distroless Node.js
+# 24 base without shell or npm. Build: docker build -t <registry>/wasmcloud-metacontroller:<tag> .
+# Node.js 24 is an LTS line supported until 2028-04-30; moving to 26 means changing both bases.
+#
+# Debian 13 on both sides: distroless publishes Node.js only on debian13 since it removed the
+# nodejs*-debian12 builds (GoogleContainerTools/distroless 5cd38c1e, 2026-02-27), and the build
+# stages use the same Debian so that a native addon, should one ever be added, links against the
+# same glibc. node:24.19 follows 24.19.x patch releases; bump it deliberately.
+ARG NODE_IMAGE=node:24.19-trixie-slim
+
+# Compiles TypeScript to dist/ with the dev dependencies (typescript).
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: no dependency needs an install script to build (only esbuild, via tsx, has one,
+# and tsx is used by the tests, not by `npm run build`).
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# The production dependencies only, installed from the same lockfile.
+FROM ${NODE_IMAGE} AS production-dependencies
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+
+# The runtime: compiled code, production node_modules and package.json ("type": "module").
+FROM gcr.io/distroless/nodejs24-debian13:nonroot
+WORKDIR /app
+COPY --from=production-dependencies /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+# distroless' "nonroot"; manifests/deployment.yaml runs as the same numeric user and group.
+USER 65532:65532
+EXPOSE 8080
+# node itself is PID 1 (no npm or shell in between), so SIGTERM reaches src/main.ts, whose own
+# handler (PID 1 gets no default one) stops taking calls, finishes those in flight and drains NATS.
+# No HEALTHCHECK: Kubernetes probes /healthz and /readyz.
+ENTRYPOINT ["/nodejs/bin/node", "dist/main.js"]
