@@ -4,8 +4,10 @@ import type { Logger } from 'pino';
 import type { Action, ActionResult, Write } from './facts.js';
 import { decideFinalize } from './finalize.js';
 import { runSteps, type Decide, type Run } from './reconcile.js';
-import type { HookRequest, HookResponse } from './schema/hook.js';
-import { decideSync, prepare, type Prepared } from './sync.js';
+import { createHash } from 'node:crypto';
+import { Lru } from './lru.js';
+import type { HookRequest, HookResponse, Parent } from './schema/hook.js';
+import { decideSync, derive, prepare, type Derived, type Prepared } from './sync.js';
 import type { Tenancy } from './tenancy.js';
 
 /** Where actions are performed: wadm over NATS in production, memory in unit tests. */
@@ -20,6 +22,8 @@ export interface HookDeps {
   budgetMs: number;
   now: () => number;
   onRun?: (hook: HookName, run: Run) => void;
+  /** Parents whose validation and rendered manifest are kept (default 10,000). */
+  cacheEntries?: number;
 }
 
 export type HookName = 'sync' | 'finalize';
@@ -30,15 +34,30 @@ export interface Hooks {
 }
 
 export function createHooks(deps: HookDeps): Hooks {
+  const derivations = new Lru<string, Derived>(deps.cacheEntries ?? 10_000);
+
+  /** Validation and rendering are most of a call's CPU: reuse them while the object's content is unchanged. */
+  function derived(parent: Parent): Derived {
+    const { uid, labels, annotations } = parent.metadata;
+    if (uid === undefined) return derive(parent, deps.tenancy.defaultLattice);
+    const key = `${uid}/${sha1(JSON.stringify([labels, annotations, parent.spec]))}`;
+    let value = derivations.get(key);
+    if (value === undefined) {
+      value = derive(parent, deps.tenancy.defaultLattice);
+      derivations.set(key, value);
+    }
+    return value;
+  }
+
   async function run(hook: HookName, decide: Decide, request: HookRequest, log: Logger): Promise<HookResponse> {
-    const prepared = prepare(request, deps.tenancy);
+    const prepared = prepare(request, deps.tenancy, derived(request.parent));
     const deadline = deps.now() + deps.budgetMs;
     const perform = (action: Action): Promise<ActionResult> =>
       deps.now() > deadline
         ? Promise.resolve({ kind: 'unavailable', reason: 'Timeout', message: `no time left within this hook call (${deps.budgetMs} ms)` })
         : deps.lattice.perform(prepared.lattice, prepared.ref.name, action);
     const result = await runSteps(decide, prepared, perform, deps.now);
-    logRun(log.child(identity(prepared)), hook, prepared, result);
+    logRun(log, hook, prepared, result);
     deps.onRun?.(hook, result);
     return result.response;
   }
@@ -60,12 +79,16 @@ function identity(prepared: Prepared) {
 
 /** Info for what changed (writes, phase changes); debug for the many calls that change nothing. */
 function logRun(log: Logger, hook: HookName, prepared: Prepared, run: Run): void {
-  for (const write of run.facts.writes) log.info({ hook }, describeWrite(write));
   const { status } = run.response;
   const previousPhase = (prepared.previousStatus as { phase?: unknown } | undefined)?.phase;
+  const changed = run.facts.writes.length > 0 || status.phase !== previousPhase;
+  // A settled resync is the common call: build no child logger for it unless debug is on.
+  if (!changed && !log.isLevelEnabled('debug')) return;
+  const app = log.child(identity(prepared));
+  for (const write of run.facts.writes) app.info({ hook }, describeWrite(write));
   const fields = { hook, phase: status.phase, requests: run.actions.length, resyncAfterSeconds: run.response.resyncAfterSeconds };
-  if (status.phase !== previousPhase) log.info({ ...fields, previousPhase, reason: status.conditions?.[0]?.reason }, status.message ?? '');
-  else log.debug(fields, 'no change');
+  if (status.phase !== previousPhase) app.info({ ...fields, previousPhase, reason: status.conditions?.[0]?.reason }, status.message ?? '');
+  else app.debug(fields, 'no change');
 }
 
 function describeWrite(write: Write): string {
@@ -79,4 +102,8 @@ function describeWrite(write: Write): string {
     case 'delete':
       return write.version === null ? 'deleted the application and all its versions' : `pruned version ${write.version}`;
   }
+}
+
+function sha1(text: string): string {
+  return createHash('sha1').update(text).digest('base64');
 }

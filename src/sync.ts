@@ -2,40 +2,53 @@
 // next step — read something, write something, or answer. Pure: no I/O, no clock (`now` is an
 // input), inputs never mutated. src/reconcile.ts runs the steps against wadm.
 import type { Action, LatticeFacts, Write } from './facts.js';
-import type { HookRequest, HookResponse } from './schema/hook.js';
+import type { HookRequest, HookResponse, Parent } from './schema/hook.js';
 import { renderManifest, type RenderedManifest } from './render.js';
 import { buildStatus, type Verdict } from './status.js';
 import { latticeOf, refOf, validateParent, type DesiredApplication, type ResourceRef, type Validation } from './validate.js';
 import type { Tenancy } from './tenancy.js';
 import * as verdicts from './verdicts.js';
 
-/** Everything derived from the request alone: computed once per call (and cacheable per generation). */
-export interface Prepared {
+/**
+ * What the parent's spec, labels and annotations alone determine: validation, the rendered
+ * manifest and its version. The costly part of a call, so the shell caches it per uid,
+ * generation and metadata (see src/hooks.ts).
+ */
+export interface Derived {
   ref: ResourceRef;
   lattice: string;
-  /** The lattice policy lets this namespace target this lattice: if not, nothing is sent to NATS. */
-  latticeAllowed: boolean;
   /** Read even from an invalid spec: a resource with a typo elsewhere must still be deletable. */
   deletionPolicy: 'Delete' | 'Orphan';
-  previousStatus: unknown;
   validation: Validation;
   rendered: RenderedManifest | undefined;
 }
 
+/** Everything a decision needs from the request. */
+export interface Prepared extends Derived {
+  /** The lattice policy lets this namespace target this lattice: if not, nothing is sent to NATS. */
+  latticeAllowed: boolean;
+  previousStatus: unknown;
+}
+
 export type Step = { action: Action } | { answer: HookResponse };
 
-export function prepare(request: HookRequest, tenancy: Tenancy): Prepared {
-  const validation = validateParent(request.parent, tenancy.defaultLattice);
-  const ref = refOf(request.parent);
-  const lattice = validation.ok ? validation.app.lattice : latticeOf(request.parent, tenancy.defaultLattice);
+export function derive(parent: Parent, defaultLattice: string): Derived {
+  const validation = validateParent(parent, defaultLattice);
   return {
-    ref,
-    lattice,
-    latticeAllowed: tenancy.allows(ref.namespace, lattice),
-    deletionPolicy: (request.parent.spec as { deletionPolicy?: unknown } | undefined)?.deletionPolicy === 'Orphan' ? 'Orphan' : 'Delete',
-    previousStatus: request.parent.status,
+    ref: refOf(parent),
+    lattice: validation.ok ? validation.app.lattice : latticeOf(parent, defaultLattice),
+    deletionPolicy: (parent.spec as { deletionPolicy?: unknown } | undefined)?.deletionPolicy === 'Orphan' ? 'Orphan' : 'Delete',
     validation,
     rendered: validation.ok ? renderManifest(validation.app) : undefined,
+  };
+}
+
+export function prepare(request: HookRequest, tenancy: Tenancy, derived = derive(request.parent, tenancy.defaultLattice)): Prepared {
+  return {
+    ...derived,
+    // Not cached: the policy file may change while the spec does not.
+    latticeAllowed: tenancy.allows(derived.ref.namespace, derived.lattice),
+    previousStatus: request.parent.status,
   };
 }
 

@@ -5,7 +5,7 @@
 import type { Write } from '../facts.js';
 import { afterWrite } from '../facts.js';
 import type { Feed } from './lattice-watch.js';
-import { Lru } from './lru.js';
+import { Lru } from '../lru.js';
 import { eventSubject } from './subjects.js';
 import type { ModelFacts } from './wadm-types.js';
 

@@ -5,7 +5,7 @@
 import type { StatusFacts } from '../facts.js';
 import { compile } from '../schema/validator.js';
 import type { Feed } from './lattice-watch.js';
-import { Lru } from './lru.js';
+import { Lru } from '../lru.js';
 import { statusSubject } from './subjects.js';
 import { WadmStatusSchema, type WadmStatus } from './wadm-types.js';
 
