@@ -4,6 +4,7 @@
 import { ErrorCode, headers, type NatsConnection, type NatsError } from 'nats';
 import { compile, type Checker } from '../schema/validator.js';
 import { WadmUnavailableError } from './errors.js';
+import { Limiter } from './limiter.js';
 import { apiSubject, type ModelOperation } from './subjects.js';
 import {
   GetReplySchema,
@@ -20,7 +21,12 @@ export interface WadmClientOptions {
   timeoutMs: number;
   /** Called once per NATS request, for metrics and for tests that count requests. */
   onRequest?: (operation: ModelOperation, outcome: string, ms: number) => void;
+  /** wadm requests in flight per lattice; more wait (up to timeoutMs) for a slot. */
+  maxInFlightPerLattice?: number;
 }
+
+/** Reads that may be shared by callers asking the same question at the same time. */
+const SHAREABLE: ReadonlySet<ModelOperation> = new Set(['versions', 'get', 'status']);
 
 export type PutOutcome = { kind: 'created' } | { kind: 'exists' } | { kind: 'rejected'; message: string };
 export type WriteOutcome = { kind: 'done' } | { kind: 'notfound' } | { kind: 'rejected'; message: string };
@@ -34,7 +40,13 @@ const STORAGE_ERROR = 'Internal storage error';
 const STORAGE_RETRIES = [50, 150, 400];
 
 export class WadmClient {
+  private readonly limiters = new Map<string, Limiter>();
+  private readonly inFlightReads = new Map<string, Promise<unknown>>();
+
   constructor(private readonly options: WadmClientOptions) {}
+
+  /** Requests sent to NATS, and those answered by joining an identical one in flight. */
+  readonly counts = { sent: 0, shared: 0 };
 
   async versions(lattice: string, name: string): Promise<{ version: string; deployed: boolean }[] | null> {
     const reply = await this.call(lattice, 'versions', name, '', checkVersions);
@@ -107,7 +119,7 @@ export class WadmClient {
   ): Promise<T> {
     const subject = apiSubject(this.options.apiPrefix, lattice, op, name);
     for (let attempt = 0; ; attempt++) {
-      const reply = await this.request(op, subject, body, contentType);
+      const reply = await this.shared(op, lattice, subject, body, contentType);
       if (!check(reply)) {
         throw new WadmUnavailableError('BadReply', `unexpected ${op} reply: ${check.problems(reply, 'reply').join('; ')}`);
       }
@@ -120,10 +132,35 @@ export class WadmClient {
     }
   }
 
+  /** Identical reads in flight are sent once (singleflight); every request waits for a lattice slot. */
+  private shared(op: ModelOperation, lattice: string, subject: string, body: string, contentType?: string): Promise<unknown> {
+    const send = () => this.limiter(lattice).run(() => this.request(op, subject, body, contentType), this.options.timeoutMs, subject);
+    if (!SHAREABLE.has(op)) return send();
+    const key = `${subject}\n${body}`;
+    const pending = this.inFlightReads.get(key);
+    if (pending) {
+      this.counts.shared++;
+      return pending;
+    }
+    const promise = send().finally(() => this.inFlightReads.delete(key));
+    this.inFlightReads.set(key, promise);
+    return promise;
+  }
+
+  private limiter(lattice: string): Limiter {
+    let limiter = this.limiters.get(lattice);
+    if (!limiter) {
+      limiter = new Limiter(this.options.maxInFlightPerLattice ?? 32);
+      this.limiters.set(lattice, limiter);
+    }
+    return limiter;
+  }
+
   private async request(op: ModelOperation, subject: string, body: string, contentType?: string): Promise<unknown> {
     const nc = this.options.connection();
     if (!nc) throw new WadmUnavailableError('Disconnected', 'not connected to NATS');
     const started = performance.now();
+    this.counts.sent++;
     let outcome = 'ok';
     try {
       const opts = { timeout: this.options.timeoutMs, ...(contentType ? { headers: contentTypeHeader(contentType) } : {}) };

@@ -1,0 +1,53 @@
+// Bounds the wadm requests in flight per lattice, so that a restart with thousands of
+// applications does not stampede wadm (which handles requests one at a time). A request that
+// cannot get a slot in time fails as a Timeout: the hook then answers LatticeUnavailable with a
+// short resync instead of blocking past Metacontroller's timeout.
+import { WadmUnavailableError } from './errors.js';
+
+export class Limiter {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(readonly capacity: number) {}
+
+  get inFlight(): number {
+    return this.active;
+  }
+
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  async run<T>(task: () => Promise<T>, waitMs: number, what: string): Promise<T> {
+    await this.acquire(waitMs, what);
+    try {
+      return await task();
+    } finally {
+      this.release();
+    }
+  }
+
+  private acquire(waitMs: number, what: string): Promise<void> {
+    if (this.active < this.capacity) {
+      this.active++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const grant = () => {
+        clearTimeout(timer);
+        this.active++;
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.waiting.splice(this.waiting.indexOf(grant), 1);
+        reject(new WadmUnavailableError('Timeout', `${what}: no request slot within ${waitMs} ms (${this.capacity} in flight)`));
+      }, waitMs);
+      this.waiting.push(grant);
+    });
+  }
+
+  private release(): void {
+    this.active--;
+    this.waiting.shift()?.();
+  }
+}

@@ -1,0 +1,57 @@
+// Makes sure a real wadm hears a lattice before its hosts announce themselves. Two races in
+// wadm 0.21.1 on nats-server 2.11 lose or stall events otherwise (both observed here, not guessed):
+//
+// 1. wadm's API answers before nats-server has set up the two sources (`wasmbus_events`,
+//    `wadm_events`) of its `wadm_event_consumer` work-queue stream. Events and deploys published in
+//    that window are often never sourced (11 of 12 fresh starts lost one of three messages sent at
+//    once; none did after this wait); a lost `manifest_published` leaves the app with no scalers
+//    and no status at all.
+// 2. wadm creates a lattice's consumers when its observer first sees a host event, so that event
+//    is already stored when the consumer's first pull (batch of 1) goes out. Now and then (3 of 40
+//    fresh starts) the reply beats async-nats' bookkeeping of the pull and the consumer stalls for
+//    ~35 s, until its idle-heartbeat check fires (0 of 70 with the cure below).
+//
+// The cure for 2 is to let the observer see a host event that JetStream refuses to store (an
+// expected-stream header that cannot match), so the consumers exist, empty and pulling, first.
+import { headers, JSONCodec, type JetStreamManager, type NatsConnection } from 'nats';
+
+const EVENT_STREAM = 'wadm_event_consumer';
+const POLL_MS = 20;
+/** Lets the client finish recording its first pull before the first real event arrives. */
+const SETTLE_MS = 50;
+
+export async function untilWadmWatches(nc: NatsConnection, lattice: string, timeoutMs = 10_000): Promise<void> {
+  const jsm = await nc.jetstreamManager();
+  const deadline = Date.now() + timeoutMs;
+  await poll(deadline, 'its event stream sources are not active', () => sourcesActive(jsm));
+  await poll(deadline, `it does not watch lattice ${lattice}`, () => {
+    announceToObserverOnly(nc, lattice);
+    return consumersPulling(jsm, lattice);
+  });
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+}
+
+async function sourcesActive(jsm: JetStreamManager): Promise<boolean> {
+  const sources = await jsm.streams.info(EVENT_STREAM).then((info) => info.sources ?? [], () => []);
+  // `active` is the time since the source last moved, or -1 before it has been set up.
+  return sources.length >= 2 && sources.every((s) => s.active >= 0);
+}
+
+function announceToObserverOnly(nc: NatsConnection, lattice: string): void {
+  const h = headers();
+  h.set('Nats-Expected-Stream', 'host-sim-not-a-stream');
+  const type = 'com.wasmcloud.lattice.host_heartbeat'; // what the observer looks for in a payload
+  nc.publish(`wasmbus.evt.${lattice}.host_heartbeat`, JSONCodec().encode({ specversion: '1.0', id: 'host-sim-opener', type, source: 'host-sim', data: {} }), { headers: h });
+}
+
+async function consumersPulling(jsm: JetStreamManager, lattice: string): Promise<boolean> {
+  const waiting = (stream: string, name: string) => jsm.consumers.info(stream, name).then((c) => c.num_waiting > 0, () => false);
+  return (await waiting(EVENT_STREAM, `${EVENT_STREAM}-${lattice}`)) && (await waiting('wadm_commands', `wadm_commands-${lattice}`));
+}
+
+async function poll(deadline: number, problem: string, check: () => Promise<boolean>): Promise<void> {
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`wadm is not ready: ${problem}`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
