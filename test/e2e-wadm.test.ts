@@ -219,6 +219,19 @@ describe('the real wadm, without hosts', () => {
   });
 });
 
+describe('changes made outside Kubernetes', () => {
+  it('are seen at the next sync, without waiting for the model cache to expire, thanks to wadm\'s events', async () => {
+    const mc = metacontroller();
+    const first = await sync(mc, inLattice(hello(), 'outside'));
+    const version = statusOf(first)!.version!;
+    const undeploy = await ask('outside', 'undeploy', 'hello-world', '{}');
+    assert.equal(undeploy['result'], 'acknowledged');
+    await new Promise((resolve) => setTimeout(resolve, 200)); // wadm.evt.outside.manifest_unpublished arrives
+    await mc.reconcile('default', 'hello-world');
+    assert.deepEqual(await versions('outside', 'hello-world'), [{ version, deployed: true }], 'deployed again');
+  });
+});
+
 describe('two replicas of the service syncing the same resource at once', () => {
   it('put exactly one version and both converge', async () => {
     const other = await startService({ after: (fn) => void cleanups.push(fn) }, { NATS_URL: nats.url }, { deployGraceMs: 300 });

@@ -1,0 +1,116 @@
+// A settled application's resync must cost no NATS request, and a cold start must not stampede
+// wadm. Counted, never timed.
+import { after, before, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type NatsConnection } from 'nats';
+import { Limiter } from '../src/lattice/limiter.js';
+import { WadmClient } from '../src/lattice/wadm-client.js';
+import { WadmUnavailableError } from '../src/lattice/errors.js';
+import { startFakeWadm, type FakeWadm } from './support/fake-wadm.js';
+import { FakeMetacontroller, condition } from './support/metacontroller.js';
+import { startNatsServer, type NatsServer } from './support/nats-server.js';
+import { hello } from './support/resources.js';
+import { startService, type RunningService } from './support/service.js';
+
+let nats: NatsServer;
+let wadm: FakeWadm;
+let nc: NatsConnection;
+let running: RunningService;
+const cleanups: (() => unknown)[] = [];
+
+before(async () => {
+  nats = await startNatsServer({ jetstream: false });
+  wadm = await startFakeWadm({ servers: nats.url });
+  nc = await connect({ servers: nats.url });
+  running = await startService({ after: (fn) => void cleanups.push(fn) }, { NATS_URL: nats.url, MODEL_CACHE_TTL_SECONDS: '1' }, { deployGraceMs: 100 });
+  await running.connected();
+});
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  await nc.close();
+  await wadm.stop();
+  await nats.dispose();
+});
+beforeEach(() => {
+  wadm.reset();
+  running.service.statuses.forget();
+  running.service.models.clear();
+  wadm.setHosts('default', { behaviour: 'healthy', settleMs: 10 });
+});
+
+function metacontroller(): FakeMetacontroller {
+  return new FakeMetacontroller({
+    syncUrl: `${running.url}/sync`,
+    finalizeUrl: `${running.url}/finalize`,
+    resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' },
+  });
+}
+
+async function settledApp(mc: FakeMetacontroller): Promise<void> {
+  mc.apply(hello() as never);
+  await mc.waitFor('default', 'hello-world', (obj) => condition(obj!, 'Ready')?.status === 'True', { timeoutMs: 5000, intervalMs: 20 });
+  await mc.reconcileUntilStable('default', 'hello-world', { maxPasses: 3 });
+}
+
+describe('the settled fast path', () => {
+  it('answers resyncs of a settled application with zero NATS requests', async () => {
+    const mc = metacontroller();
+    await settledApp(mc);
+    const before = wadm.count();
+    for (let i = 0; i < 20; i++) await mc.reconcile('default', 'hello-world');
+    assert.equal(wadm.count(), before, 'no request reached wadm');
+    assert.equal(condition(mc.get('default', 'hello-world')!, 'Ready')!.status, 'True');
+  });
+
+  it('asks wadm again once the model cache entry expires, to notice changes made outside', async () => {
+    const mc = metacontroller();
+    await settledApp(mc);
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // MODEL_CACHE_TTL_SECONDS=1
+    const before = wadm.requests.length;
+    await mc.reconcile('default', 'hello-world');
+    assert.deepEqual(wadm.requests.slice(before).map((r) => r.op), ['versions', 'get']);
+    await mc.reconcile('default', 'hello-world');
+    assert.equal(wadm.requests.length, before + 2, 'and then trusts it again');
+  });
+
+  it('notices at the next sync that an application was undeployed outside, and deploys it again', async () => {
+    const mc = metacontroller();
+    await settledApp(mc);
+    await nc.request('wadm.api.default.model.undeploy.hello-world', '{}', { timeout: 1000 });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await mc.waitFor('default', 'hello-world', () => wadm.model('default', 'hello-world')?.deployed !== null, { timeoutMs: 5000, intervalMs: 50 });
+  });
+});
+
+describe('a cold start', () => {
+  it('sends identical reads in flight once (singleflight)', async () => {
+    const client = new WadmClient({ connection: () => nc, apiPrefix: 'wadm.api', timeoutMs: 1000 });
+    wadm.inject('versions', { kind: 'delay', ms: 50 });
+    const answers = await Promise.all(Array.from({ length: 5 }, () => client.versions('default', 'same')));
+    assert.deepEqual(answers, [null, null, null, null, null]);
+    assert.equal(wadm.count('versions'), 1);
+    assert.deepEqual(client.counts, { sent: 1, shared: 4 });
+  });
+
+  it('keeps at most the configured number of wadm requests in flight per lattice', async () => {
+    const limiter = new Limiter(3);
+    let active = 0;
+    let peak = 0;
+    const task = async () => {
+      peak = Math.max(peak, ++active);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      active--;
+    };
+    await Promise.all(Array.from({ length: 20 }, () => limiter.run(task, 1000, 'x')));
+    assert.equal(peak, 3);
+  });
+
+  it('gives up waiting for a slot with a Timeout, which the hook reports as LatticeUnavailable', async () => {
+    const limiter = new Limiter(1);
+    const slow = limiter.run(() => new Promise((resolve) => setTimeout(resolve, 200)), 1000, 'first');
+    await assert.rejects(limiter.run(async () => 'never', 20, 'wadm.api.default.model.versions.x'), (err) => err instanceof WadmUnavailableError && err.reason === 'Timeout');
+    await slow;
+    assert.equal(limiter.inFlight, 0);
+    assert.equal(limiter.queued, 0);
+  });
+});
