@@ -6,7 +6,8 @@ import type { Verdict } from './status.js';
 import { respond, type Prepared, type Step } from './sync.js';
 import * as verdicts from './verdicts.js';
 
-const TOKEN = /^[-\w]+$/;
+/** As src/validate.ts: one NATS token of at most 253 characters (lattices have at most 128). */
+const TOKEN = /^[-\w]{1,253}$/;
 
 export function decideFinalize(prepared: Prepared, facts: LatticeFacts, now: number): Step {
   const { ref, lattice } = prepared;

@@ -34,18 +34,24 @@ export interface Hooks {
 }
 
 export function createHooks(deps: HookDeps): Hooks {
-  const derivations = new Lru<string, Derived>(deps.cacheEntries ?? 10_000);
+  /** One entry per object (uid): its latest content only, so that an object edited again and again holds one derivation. */
+  const derivations = new Lru<string, { content: string; value: Derived }>(deps.cacheEntries ?? 10_000);
 
   /** Validation and rendering are most of a call's CPU: reuse them while the object's content is unchanged. */
   function derived(parent: Parent): Derived {
-    const { uid, labels, annotations } = parent.metadata;
+    const { uid, namespace, name, generation, labels, annotations } = parent.metadata;
     if (uid === undefined) return derive(parent, deps.tenancy.defaultLattice);
-    const key = `${uid}/${sha1(JSON.stringify([labels, annotations, parent.spec]))}`;
-    let value = derivations.get(key);
-    if (value === undefined) {
-      value = derive(parent, deps.tenancy.defaultLattice);
-      derivations.set(key, value);
+    let content: string;
+    try {
+      // Everything derive() reads, the generation too: a rollback brings earlier content back under a new one.
+      content = sha1(JSON.stringify([namespace, name, generation, labels, annotations, parent.spec]));
+    } catch {
+      return derive(parent, deps.tenancy.defaultLattice); // too deep to serialise: derive() reports it
     }
+    const cached = derivations.get(uid);
+    if (cached?.content === content) return cached.value;
+    const value = derive(parent, deps.tenancy.defaultLattice);
+    derivations.set(uid, { content, value });
     return value;
   }
 

@@ -2,6 +2,7 @@
 // next step — read something, write something, or answer. Pure: no I/O, no clock (`now` is an
 // input), inputs never mutated. src/reconcile.ts runs the steps against wadm.
 import type { Action, LatticeFacts, Write } from './facts.js';
+import type { ModelFacts } from './lattice/wadm-types.js';
 import type { HookRequest, HookResponse, Parent } from './schema/hook.js';
 import { renderManifest, type RenderedManifest } from './render.js';
 import { buildStatus, type Verdict } from './status.js';
@@ -70,7 +71,8 @@ export function decideSync(prepared: Prepared, facts: LatticeFacts, now: number)
   const exists = model !== null && model.versions.includes(version);
   if (exists && app.pinnedVersion !== undefined) {
     // A pinned name says nothing about content: compare the hash we stored when we put it.
-    const stored = model.latest.version === version ? model.latest : facts.inspected[version];
+    // Own properties only: a version named `constructor` or `__proto__` is on every object.
+    const stored = model.latest.version === version ? model.latest : Object.hasOwn(facts.inspected, version) ? facts.inspected[version] : undefined;
     if (stored === undefined) return { action: { kind: 'read-version', version } };
     // Listed by model.versions but gone for model.get: read the model again (the loop is bounded).
     if (stored === null) return { action: { kind: 'read-model' } };
@@ -82,7 +84,7 @@ export function decideSync(prepared: Prepared, facts: LatticeFacts, now: number)
   }
   if (!exists) return { action: put(app, rendered) };
   if (model.deployedVersion !== version) return { action: { kind: 'deploy', version } };
-  const prune = nextPrune(app, model.versions, version, model.deployedVersion, facts);
+  const prune = nextPrune(app, model, version, facts);
   if (prune) return { action: prune };
   if (facts.status === undefined) return { action: { kind: 'read-status' } };
   return answer(verdicts.fromWadm(version, app.lattice, facts.status));
@@ -97,16 +99,14 @@ function put(app: DesiredApplication, rendered: RenderedManifest): Write {
   return { kind: 'put', version: rendered.version, body: rendered.body, owner: app.owner, contentHash: rendered.contentHash };
 }
 
-/** wadm never prunes: delete the oldest versions that are neither deployed nor desired. */
-function nextPrune(
-  app: DesiredApplication,
-  versions: string[],
-  desired: string,
-  deployed: string | null,
-  facts: LatticeFacts,
-): Write | undefined {
-  if (facts.pruneBlocked || versions.length <= app.revisionHistoryLimit) return undefined;
-  const oldest = versions.find((v) => v !== desired && v !== deployed);
+/**
+ * wadm never prunes: delete the oldest versions that are neither deployed nor desired. Nor the
+ * newest: its owner annotation is what makes the model ours (see owns()).
+ */
+function nextPrune(app: DesiredApplication, model: ModelFacts, desired: string, facts: LatticeFacts): Write | undefined {
+  if (facts.pruneBlocked || model.versions.length <= app.revisionHistoryLimit) return undefined;
+  const keep = new Set([desired, model.deployedVersion, model.latest.version]);
+  const oldest = model.versions.find((v) => !keep.has(v));
   return oldest === undefined ? undefined : { kind: 'delete', version: oldest };
 }
 

@@ -37,7 +37,10 @@ export type Validation =
   | { ok: false; ref: ResourceRef; lattice: string; problems: string[] };
 
 const checkSpec = compile<ApplicationSpec>(ApplicationSpecSchema);
-const NAME = /^[-\w]+$/;
+/** One NATS subject token, no longer than Kubernetes allows a name (NATS drops the connection on a protocol line over 4 KB). */
+const NAME = /^[-\w]{1,253}$/;
+/** wadm parses manifests with serde_json, whose recursion limit is 128; real specs nest about 10 deep. */
+const MAX_SPEC_DEPTH = 64;
 
 export function refOf(parent: Parent): ResourceRef {
   const { namespace, name, generation } = parent.metadata;
@@ -56,13 +59,15 @@ export function validateParent(parent: Parent, defaultLattice: string): Validati
   const problems: string[] = [];
   if (!NAME.test(ref.name)) {
     problems.push(
-      `metadata.name: "${ref.name}" cannot be a wadm application name: use only letters, digits, "-" and "_" (no dots)`,
+      `metadata.name: "${ref.name}" cannot be a wadm application name: use at most 253 letters, digits, "-" and "_" (no dots)`,
     );
   }
   const labels = stringMap(parent.metadata.labels, 'metadata.labels', problems);
   const annotations = stringMap(parent.metadata.annotations, 'metadata.annotations', problems);
   if (parent.spec === undefined || parent.spec === null) {
     problems.push('spec: is required');
+  } else if (deeperThan(parent.spec, MAX_SPEC_DEPTH)) {
+    problems.push(`spec: is nested deeper than ${MAX_SPEC_DEPTH} levels`);
   } else if (!checkSpec(parent.spec)) {
     problems.push(...checkSpec.problems(parent.spec, 'spec'));
   } else {
@@ -122,4 +127,16 @@ function passThrough(map: Record<string, string>, field: string, problems: strin
     if (!isValidOamKey(key)) problems.push(`${field}[${JSON.stringify(key)}]: is not a key wadm accepts`);
   }
   return Object.fromEntries(kept);
+}
+
+/** Iterative, so that the check itself cannot overflow the stack. */
+function deeperThan(value: unknown, limit: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [node, depth] = next;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(node)) pending.push([child, depth + 1]);
+  }
+  return false;
 }

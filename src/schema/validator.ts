@@ -25,11 +25,16 @@ export function compile<T>(schema: TSchema): Checker<T> {
 }
 
 function describe(errors: ErrorObject[], root: string): string[] {
-  // A failed anyOf drags in the errors of every branch; report only the anyOf itself.
-  const unions = errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath);
-  const relevant = errors.filter(
-    (e) => e.keyword === 'anyOf' || !unions.some((path) => e.instancePath === path || e.instancePath.startsWith(path + '/')),
-  );
+  // A failed anyOf drags in the errors of every branch; report only the anyOf itself. A set and a
+  // walk up each error's path keep this linear: thousands of failed unions must not block the loop.
+  const unions = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+  const underUnion = (path: string): boolean => {
+    for (let p = path; ; p = p.slice(0, p.lastIndexOf('/'))) {
+      if (unions.has(p)) return true;
+      if (p === '') return false;
+    }
+  };
+  const relevant = errors.filter((e) => e.keyword === 'anyOf' || !underUnion(e.instancePath));
   return [...new Set(relevant.map((e) => `${fieldPath(root, e)}: ${message(e)}`))];
 }
 
