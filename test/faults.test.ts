@@ -136,6 +136,21 @@ describe('a troubled wadm', () => {
   });
 });
 
+describe('a shutdown during a NATS outage', () => {
+  it('leaves no connection reconnecting behind', async (t) => {
+    const own = await startNatsServer({ jetstream: false, extraArgs: ['-DV'] });
+    t.after(() => own.dispose());
+    const service = await startService({ after: () => undefined }, { NATS_URL: own.url });
+    await service.connected();
+    await own.stop();
+    await service.service.shutdown();
+    await own.restart();
+    await new Promise((resolve) => setTimeout(resolve, 2500)); // longer than the reconnect wait
+    const sinceRestart = own.output().split('--- restart ---').pop() ?? '';
+    assert.doesNotMatch(sinceRestart, /"name":"wasmcloud-metacontroller"/, 'the shut-down service connected again');
+  });
+});
+
 describe('SIGTERM with hook calls in flight', () => {
   it('drops readiness first, finishes the calls, then exits 0 within the grace period', async (t) => {
     const port = await freePort();

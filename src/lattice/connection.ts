@@ -2,7 +2,7 @@
 // established connection by itself; this loop covers what it does not: the first connect
 // (the service must start and answer /healthz while NATS is down) and a connection that
 // closes for good. Readiness follows the connection state.
-import { connect, Events, type ConnectionOptions, type NatsConnection } from 'nats';
+import { connect, ErrorCode, Events, NatsError, type ConnectionOptions, type NatsConnection } from 'nats';
 import type { Logger } from 'pino';
 
 export interface NatsLinkOptions {
@@ -53,18 +53,40 @@ export function startNatsLink(options: NatsLinkOptions, logger: Logger): NatsLin
     }
   }
 
+  const connectOptions = (): ConnectionOptions => ({
+    servers: options.servers,
+    name: options.name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 1000,
+    timeout: 5000,
+    ...options.connectOptions,
+  });
+
+  /**
+   * nats.js (2.29) with reconnecting on reports a connection that the server closes before its
+   * first PONG as TIMEOUT, after `timeout`. That is how a TLS 1.3 server rejects a client
+   * certificate: its alert arrives after our side of the handshake. One attempt without
+   * reconnecting surfaces what happened: the alert ("tlsv1 alert unknown ca") or, as often, a reset.
+   */
+  async function explain(err: unknown): Promise<string> {
+    if (!(err instanceof NatsError && err.code === ErrorCode.Timeout)) return errorText(err);
+    const probe = await connect({ ...connectOptions(), reconnect: false }).then(
+      (nc) => nc.close().then(() => undefined),
+      (e: unknown) => e,
+    );
+    if (probe === undefined) return errorText(err);
+    const reset = ['ECONNRESET', 'EPIPE'].includes(String((probe as { code?: unknown }).code));
+    const clientCert = Boolean(options.connectOptions?.tls?.certFile);
+    return reset && clientCert
+      ? `${errorText(probe)} right after the TLS handshake: the server may not trust the client certificate`
+      : errorText(probe);
+  }
+
   async function keepConnected(): Promise<void> {
     let attempt = 0;
     while (!stopping) {
       try {
-        const nc = await connect({
-          servers: options.servers,
-          name: options.name,
-          maxReconnectAttempts: -1,
-          reconnectTimeWait: 1000,
-          timeout: 5000,
-          ...options.connectOptions,
-        });
+        const nc = await connect(connectOptions());
         attempt = 0;
         if (stopping) {
           await nc.close();
@@ -83,7 +105,7 @@ export function startNatsLink(options: NatsLinkOptions, logger: Logger): NatsLin
         attempt++;
         // One line per attempt is enough to diagnose (wrong URL, credentials, TLS) without flooding.
         if (attempt === 1 || attempt % 30 === 0) {
-          logger.error({ err: errorText(err), servers: options.servers, attempt }, 'cannot connect to NATS; retrying');
+          logger.error({ err: await explain(err), servers: options.servers, attempt }, 'cannot connect to NATS; retrying');
         }
       }
       if (!stopping) await sleep(retryDelay);
@@ -99,9 +121,15 @@ export function startNatsLink(options: NatsLinkOptions, logger: Logger): NatsLin
     async close() {
       stopping = true;
       const nc = connection;
+      const up = connected;
       connection = undefined;
       setConnected(false);
-      if (nc && !nc.isClosed()) await nc.drain().catch(() => nc.close());
+      if (nc && !nc.isClosed()) {
+        // drain() of a connection that is reconnecting resolves after ~2 s without closing it
+        // (nats.js 2.29), which then reconnects forever: only drain a live one, then close.
+        if (up) await nc.drain().catch(() => undefined);
+        if (!nc.isClosed()) await nc.close();
+      }
     },
   };
 }
