@@ -4,10 +4,9 @@ import type { Logger } from 'pino';
 import type { Action, ActionResult, Write } from './facts.js';
 import { decideFinalize } from './finalize.js';
 import { runSteps, type Decide, type Run } from './reconcile.js';
-import { createHash } from 'node:crypto';
-import { Lru } from './lru.js';
-import type { HookRequest, HookResponse, Parent } from './schema/hook.js';
-import { decideSync, derive, prepare, type Derived, type Prepared } from './sync.js';
+import { Derivations } from './derivations.js';
+import type { HookRequest, HookResponse } from './schema/hook.js';
+import { decideSync, prepare, type Prepared } from './sync.js';
 import type { Tenancy } from './tenancy.js';
 
 /** Where actions are performed: wadm over NATS in production, memory in unit tests. */
@@ -34,29 +33,10 @@ export interface Hooks {
 }
 
 export function createHooks(deps: HookDeps): Hooks {
-  /** One entry per object (uid): its latest content only, so that an object edited again and again holds one derivation. */
-  const derivations = new Lru<string, { content: string; value: Derived }>(deps.cacheEntries ?? 10_000);
-
-  /** Validation and rendering are most of a call's CPU: reuse them while the object's content is unchanged. */
-  function derived(parent: Parent): Derived {
-    const { uid, namespace, name, generation, labels, annotations } = parent.metadata;
-    if (uid === undefined) return derive(parent, deps.tenancy.defaultLattice);
-    let content: string;
-    try {
-      // Everything derive() reads, the generation too: a rollback brings earlier content back under a new one.
-      content = sha1(JSON.stringify([namespace, name, generation, labels, annotations, parent.spec]));
-    } catch {
-      return derive(parent, deps.tenancy.defaultLattice); // too deep to serialise: derive() reports it
-    }
-    const cached = derivations.get(uid);
-    if (cached?.content === content) return cached.value;
-    const value = derive(parent, deps.tenancy.defaultLattice);
-    derivations.set(uid, { content, value });
-    return value;
-  }
+  const derivations = new Derivations(deps.cacheEntries ?? 10_000, deps.tenancy.defaultLattice);
 
   async function run(hook: HookName, decide: Decide, request: HookRequest, log: Logger): Promise<HookResponse> {
-    const prepared = prepare(request, deps.tenancy, derived(request.parent));
+    const prepared = prepare(request, deps.tenancy, derivations.of(request.parent));
     const deadline = deps.now() + deps.budgetMs;
     const perform = (action: Action): Promise<ActionResult> =>
       deps.now() > deadline
@@ -110,6 +90,3 @@ function describeWrite(write: Write): string {
   }
 }
 
-function sha1(text: string): string {
-  return createHash('sha1').update(text).digest('base64');
-}

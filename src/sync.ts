@@ -6,7 +6,7 @@ import type { ModelFacts } from './lattice/wadm-types.js';
 import type { HookRequest, HookResponse, Parent } from './schema/hook.js';
 import { renderManifest, type RenderedManifest } from './render.js';
 import { buildStatus, type Verdict } from './status.js';
-import { latticeOf, refOf, validateParent, type DesiredApplication, type ResourceRef, type Validation } from './validate.js';
+import { latticeOf, refOf, validateParent, type DesiredApplication, type ResourceRef } from './validate.js';
 import type { Tenancy } from './tenancy.js';
 import * as verdicts from './verdicts.js';
 
@@ -20,28 +20,38 @@ export interface Derived {
   lattice: string;
   /** Read even from an invalid spec: a resource with a typo elsewhere must still be deletable. */
   deletionPolicy: 'Delete' | 'Orphan';
-  validation: Validation;
-  rendered: RenderedManifest | undefined;
+  validation: { ok: true; app: Settings } | { ok: false; problems: string[] };
+  /** The put body is dropped from cached derivations (see Derivations) and rendered again when needed. */
+  rendered: (Pick<RenderedManifest, 'version' | 'contentHash'> & { body?: string }) | undefined;
 }
+
+/**
+ * A valid application without its spec, labels and annotations: all a decision needs once the
+ * manifest is rendered. Kept lean because thousands of these are cached.
+ */
+export type Settings = Omit<DesiredApplication, 'spec' | 'labels' | 'annotations'>;
 
 /** Everything a decision needs from the request. */
 export interface Prepared extends Derived {
   /** The lattice policy lets this namespace target this lattice: if not, nothing is sent to NATS. */
   latticeAllowed: boolean;
   previousStatus: unknown;
+  /** The manifest to put: rarely needed (only when its version is absent), so rendered on demand. */
+  body(): string;
 }
 
 export type Step = { action: Action } | { answer: HookResponse };
 
 export function derive(parent: Parent, defaultLattice: string): Derived {
   const validation = validateParent(parent, defaultLattice);
-  return {
+  const common = {
     ref: refOf(parent),
-    lattice: validation.ok ? validation.app.lattice : latticeOf(parent, defaultLattice),
-    deletionPolicy: (parent.spec as { deletionPolicy?: unknown } | undefined)?.deletionPolicy === 'Orphan' ? 'Orphan' : 'Delete',
-    validation,
-    rendered: validation.ok ? renderManifest(validation.app) : undefined,
+    deletionPolicy: (parent.spec as { deletionPolicy?: unknown } | undefined)?.deletionPolicy === 'Orphan' ? ('Orphan' as const) : ('Delete' as const),
   };
+  if (!validation.ok) return { ...common, lattice: latticeOf(parent, defaultLattice), validation, rendered: undefined };
+  const { spec: _spec, labels: _labels, annotations: _annotations, ...settings } = validation.app;
+  const { version, contentHash, body } = renderManifest(validation.app);
+  return { ...common, lattice: settings.lattice, validation: { ok: true, app: settings }, rendered: { version, contentHash, body } };
 }
 
 export function prepare(request: HookRequest, tenancy: Tenancy, derived = derive(request.parent, tenancy.defaultLattice)): Prepared {
@@ -50,6 +60,7 @@ export function prepare(request: HookRequest, tenancy: Tenancy, derived = derive
     // Not cached: the policy file may change while the spec does not.
     latticeAllowed: tenancy.allows(derived.ref.namespace, derived.lattice),
     previousStatus: request.parent.status,
+    body: () => derived.rendered?.body ?? derive(request.parent, tenancy.defaultLattice).rendered!.body!,
   };
 }
 
@@ -82,7 +93,7 @@ export function decideSync(prepared: Prepared, facts: LatticeFacts, now: number)
     if (model?.deployedVersion) return { action: { kind: 'undeploy' } };
     return answer(verdicts.suspended(version));
   }
-  if (!exists) return { action: put(app, rendered) };
+  if (!exists) return { action: put(app, rendered, prepared.body()) };
   if (model.deployedVersion !== version) return { action: { kind: 'deploy', version } };
   const prune = nextPrune(app, model, version, facts);
   if (prune) return { action: prune };
@@ -91,19 +102,19 @@ export function decideSync(prepared: Prepared, facts: LatticeFacts, now: number)
 }
 
 /** A model is ours when we wrote its newest version, or when the user asked us to adopt it. */
-function owns(app: DesiredApplication, owner: string | null): boolean {
+function owns(app: Settings, owner: string | null): boolean {
   return owner === app.owner || (owner === null && app.adopt);
 }
 
-function put(app: DesiredApplication, rendered: RenderedManifest): Write {
-  return { kind: 'put', version: rendered.version, body: rendered.body, owner: app.owner, contentHash: rendered.contentHash };
+function put(app: Settings, rendered: NonNullable<Derived['rendered']>, body: string): Write {
+  return { kind: 'put', version: rendered.version, body, owner: app.owner, contentHash: rendered.contentHash };
 }
 
 /**
  * wadm never prunes: delete the oldest versions that are neither deployed nor desired. Nor the
  * newest: its owner annotation is what makes the model ours (see owns()).
  */
-function nextPrune(app: DesiredApplication, model: ModelFacts, desired: string, facts: LatticeFacts): Write | undefined {
+function nextPrune(app: Settings, model: ModelFacts, desired: string, facts: LatticeFacts): Write | undefined {
   if (facts.pruneBlocked || model.versions.length <= app.revisionHistoryLimit) return undefined;
   const keep = new Set([desired, model.deployedVersion, model.latest.version]);
   const oldest = model.versions.find((v) => !keep.has(v));

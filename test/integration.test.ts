@@ -70,6 +70,17 @@ describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
     assert.equal(mc.statusWrites, writes, 'a settled application must not rewrite its status');
   });
 
+  it('settles with Metacontroller\'s ETag cache on: resyncs are answered 304 and change nothing', async () => {
+    const mc = new FakeMetacontroller({ syncUrl: `${running.url}/sync`, finalizeUrl: `${running.url}/finalize`, etag: true, resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' } });
+    await deploy(mc, fixtureResource('hello.yaml'));
+    const writes = mc.statusWrites;
+    const hits = mc.etagHits;
+    for (let i = 0; i < 3; i++) await mc.reconcile('default', 'hello-world');
+    assert.equal(mc.etagHits, hits + 3);
+    assert.equal(mc.statusWrites, writes);
+    assert.equal(condition(mc.get('default', 'hello-world')!, 'Ready')!.status, 'True');
+  });
+
   it('puts with Content-Type application/json and never puts an unchanged spec again', async () => {
     const mc = metacontroller();
     await deploy(mc, fixtureResource('hello.yaml'));

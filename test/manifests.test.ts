@@ -25,6 +25,12 @@ describe('the CompositeController', () => {
     }
   });
 
+  it('turns on the sync hook\'s ETag cache with both cache settings (one alone crashes Metacontroller)', () => {
+    const etag = (controller.spec.hooks['sync']!.webhook as unknown as { etag: Record<string, unknown> }).etag;
+    assert.equal(etag['enabled'], true);
+    assert.ok(Number(etag['cacheTimeoutSeconds']) > 0 && Number(etag['cacheCleanupSeconds']) > 0);
+  });
+
   it('resyncs so that changes made outside Kubernetes are noticed', () => {
     assert.ok(controller.spec.resyncPeriodSeconds > 0 && controller.spec.resyncPeriodSeconds <= 300);
   });

@@ -112,6 +112,22 @@ describe('POST /sync', () => {
   });
 });
 
+describe('ETags (Metacontroller webhook.etag)', () => {
+  it('tags every answer and answers an unchanged one with a bodyless 304', async (t) => {
+    const { app } = build(t);
+    const payload = hookRequest(fixtureResource('hello.yaml'));
+    const first = await app.inject({ method: 'POST', url: '/sync', payload });
+    const etag = String(first.headers['etag']);
+    assert.match(etag, /^"[\w-]+"$/);
+    const again = await app.inject({ method: 'POST', url: '/sync', payload, headers: { 'if-none-match': etag } });
+    assert.equal(again.statusCode, 304);
+    assert.equal(again.body, '');
+    const other = await app.inject({ method: 'POST', url: '/sync', payload, headers: { 'if-none-match': '"something-else"' } });
+    assert.equal(other.statusCode, 200);
+    assert.equal(other.headers['etag'], etag);
+  });
+});
+
 describe('a burst above capacity', () => {
   it('is answered 429 with Retry-After (which Metacontroller honours) rather than left to time out', async (t) => {
     let release!: () => void;

@@ -54,8 +54,9 @@ export class StatusCache {
   }
 
   /** A status read with model.status: we cannot tell when wadm published it. */
-  remember(lattice: string, name: string, status: WadmStatus): StatusFacts {
+  remember(lattice: string, name: string, wadmStatus: WadmStatus): StatusFacts {
     const key = `${lattice}/${name}`;
+    const status = lean(wadmStatus);
     const entry = { status, seq: ++this.seq, fromStream: false };
     this.entries.set(key, entry);
     return { status, predatesDeploy: this.predatesDeploy(key, entry) };
@@ -84,8 +85,19 @@ export class StatusCache {
         const status: unknown = JSON.parse(msg.string());
         if (!checkStatus(status)) throw new Error(checkStatus.problems(status, 'status').join('; '));
         const name = msg.subject.slice(`wadm.status.${lattice}.`.length);
-        this.entries.set(`${lattice}/${name}`, { status, seq: ++this.seq, fromStream: true });
+        this.entries.set(`${lattice}/${name}`, { status: lean(status), seq: ++this.seq, fromStream: true });
       },
     };
   }
+}
+
+/** Only what a status verdict reads: thousands of these are kept (scaler ids are 64-char hashes). */
+function lean(status: WadmStatus): WadmStatus {
+  const info = (s: WadmStatus['status']) => (s.message ? { type: s.type, message: s.message } : { type: s.type });
+  const scalers = status.scalers?.map((s) => ({
+    ...(s.kind !== undefined ? { kind: s.kind } : {}),
+    ...(s.name !== undefined ? { name: s.name } : {}),
+    status: info(s.status),
+  }));
+  return scalers && scalers.length > 0 ? { status: info(status.status), scalers } : { status: info(status.status) };
 }

@@ -11,6 +11,7 @@ export const ParentSchema = Type.Object({
     name: Type.String({ minLength: 1 }),
     namespace: Type.String({ minLength: 1 }),
     uid: Type.Optional(Type.String()),
+    resourceVersion: Type.Optional(Type.String()),
     generation: Type.Optional(Type.Integer({ minimum: 0 })),
     labels: Type.Optional(OpenObject()),
     annotations: Type.Optional(OpenObject()),

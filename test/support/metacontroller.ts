@@ -62,6 +62,7 @@ export class FakeMetacontroller {
       headers: options.headers ?? {},
       backoff: this.backoff,
       audit: this.audit,
+      ...(options.etag ? { etagCache: new Map() } : {}),
       now,
     };
   }
@@ -118,6 +119,11 @@ export class FakeMetacontroller {
 
   get calls(): readonly CallRecord[] {
     return this.audit.calls;
+  }
+
+  /** Calls answered 304 and applied from Metacontroller's ETag cache (with `etag: true`). */
+  get etagHits(): number {
+    return this.audit.etagHits ?? 0;
   }
 
   get events(): readonly EventRecord[] {

@@ -2,7 +2,7 @@
 // reading the body), the headers Metacontroller sends, and Go's Retry-After parsing for 429.
 
 export type HookOutcome =
-  | { kind: 'response'; httpStatus: number; body: string; retryAfter: string | null; durationMs: number }
+  | { kind: 'response'; httpStatus: number; body: string; retryAfter: string | null; etag?: string | null; durationMs: number }
   | { kind: 'transport-error'; message: string; durationMs: number };
 
 export interface PostOptions {
@@ -36,7 +36,7 @@ export async function postHook(url: string, body: string, options: PostOptions):
   }
   try {
     const text = await response.text();
-    return { kind: 'response', httpStatus: response.status, body: text, retryAfter: null, durationMs: elapsed() };
+    return { kind: 'response', httpStatus: response.status, body: text, retryAfter: null, etag: response.headers.get('etag'), durationMs: elapsed() };
   } catch (error) {
     const detail = isTimeout(error)
       ? 'context deadline exceeded (Client.Timeout or context cancellation while reading body)'

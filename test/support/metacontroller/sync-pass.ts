@@ -13,6 +13,8 @@ export interface Audit {
   statusWrites: number;
   hookCalls: number;
   finalizerWrites: number;
+  /** Calls answered 304 and served from the ETag cache. */
+  etagHits?: number;
 }
 
 export interface PassContext {
@@ -27,6 +29,8 @@ export interface PassContext {
   headers: Record<string, string>;
   backoff: ItemExponentialBackoff;
   audit: Audit;
+  /** With webhook.etag enabled: the last 200 answer with an ETag, per parent (pkg/hooks/webhook_etag.go). */
+  etagCache?: Map<string, { etag: string; body: string }>;
   now: () => Date;
 }
 
@@ -65,7 +69,16 @@ export async function syncParent(ctx: PassContext, namespace: string, name: stri
   const url = hook === 'finalize' ? (ctx.finalizeUrl as string) : ctx.syncUrl;
   const body = encodeRequest(ctx.controller, parent, hook === 'finalize');
   ctx.audit.hookCalls += 1;
-  const outcome = await postHook(url, body, { timeoutMs: ctx.timeoutMs, headers: ctx.headers });
+  const cached = ctx.etagCache?.get(key);
+  const headers = cached ? { ...ctx.headers, 'If-None-Match': cached.etag } : ctx.headers;
+  const outcome = await postHook(url, body, { timeoutMs: ctx.timeoutMs, headers });
+  if (outcome.kind === 'response' && ctx.etagCache) {
+    // 304/412 count only when If-None-Match was sent: the cached body is applied as if returned.
+    if (cached && (outcome.httpStatus === 304 || outcome.httpStatus === 412)) {
+      ctx.audit.etagHits = (ctx.audit.etagHits ?? 0) + 1;
+      Object.assign(outcome, { httpStatus: 200, body: cached.body });
+    } else if (outcome.httpStatus === 200 && outcome.etag) ctx.etagCache.set(key, { etag: outcome.etag, body: outcome.body });
+  }
   const httpStatus = outcome.kind === 'response' ? outcome.httpStatus : undefined;
   const call: CallRecord = { hook, namespace, name, durationMs: outcome.durationMs, requestBytes: Buffer.byteLength(body) };
   if (httpStatus !== undefined) call.httpStatus = httpStatus;

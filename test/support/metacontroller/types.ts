@@ -66,6 +66,8 @@ export interface FakeMetacontrollerOptions {
   headers?: Record<string, string>;
   /** `responseUnMarshallMode: strict`; defaults to true for v2, false for v1. */
   strict?: boolean;
+  /** webhook.etag.enabled: send If-None-Match with the cached ETag and apply the cached body on 304/412. */
+  etag?: boolean;
   resyncPeriodSeconds?: number;
   resource: ParentResource;
   /** Clock for timestamps and Retry-After dates. */
