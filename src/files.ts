@@ -27,7 +27,12 @@ export function watchedFiles(config: Config, logger: Logger, intervalMs = 2000) 
 }
 
 function delegate(file: WatchedFile<Tenancy>, defaultLattice: string): Tenancy & { close(): void } {
-  return { defaultLattice, allows: (namespace, lattice) => file.current().allows(namespace, lattice), close: () => file.close() };
+  return {
+    defaultLattice,
+    allows: (namespace, lattice) => file.current().allows(namespace, lattice),
+    revision: () => file.current(),
+    close: () => file.close(),
+  };
 }
 
 /** Key and certificate change together; either file changing reloads both. */

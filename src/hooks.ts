@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Action, ActionResult, Write } from './facts.js';
 import { decideFinalize } from './finalize.js';
 import { runSteps, type Decide, type Run } from './reconcile.js';
+import { answerOf, AnswerMemo, type Answer } from './answers.js';
 import { Derivations } from './derivations.js';
 import type { HookRequest, HookResponse } from './schema/hook.js';
 import { decideSync, prepare, type Prepared } from './sync.js';
@@ -12,6 +13,8 @@ import type { Tenancy } from './tenancy.js';
 /** Where actions are performed: wadm over NATS in production, memory in unit tests. */
 export interface Lattice {
   perform(lattice: string, name: string, action: Action): Promise<ActionResult>;
+  /** What is known about an application, as identities (see AnswerMemo); absent: answers are never reused. */
+  snapshot?(lattice: string, name: string): unknown[] | undefined;
 }
 
 export interface HookDeps {
@@ -30,12 +33,21 @@ export type HookName = 'sync' | 'finalize';
 export interface Hooks {
   sync(request: HookRequest, log: Logger): Promise<HookResponse>;
   finalize(request: HookRequest, log: Logger): Promise<HookResponse>;
+  /** The serialised answer, from memory when nothing it depends on changed since the last one. */
+  answer(hook: HookName, request: HookRequest, log: Logger): Promise<Answer>;
+  readonly memo: AnswerMemo;
 }
 
 export function createHooks(deps: HookDeps): Hooks {
   const derivations = new Derivations(deps.cacheEntries ?? 10_000, deps.tenancy.defaultLattice);
 
+  const memo = new AnswerMemo(deps.cacheEntries ?? 10_000);
+
   async function run(hook: HookName, decide: Decide, request: HookRequest, log: Logger): Promise<HookResponse> {
+    return (await runHook(hook, decide, request, log)).response;
+  }
+
+  async function runHook(hook: HookName, decide: Decide, request: HookRequest, log: Logger): Promise<Run & { prepared: Prepared }> {
     const prepared = prepare(request, deps.tenancy, derivations.of(request.parent));
     const deadline = deps.now() + deps.budgetMs;
     const perform = (action: Action): Promise<ActionResult> =>
@@ -45,12 +57,44 @@ export function createHooks(deps: HookDeps): Hooks {
     const result = await runSteps(decide, prepared, perform, deps.now);
     logRun(log, hook, prepared, result);
     deps.onRun?.(hook, result);
-    return result.response;
+    return { ...result, prepared };
   }
+
+  async function answer(hook: HookName, request: HookRequest, log: Logger): Promise<Answer> {
+    const { uid, resourceVersion } = request.parent.metadata;
+    const latticeOf = () => derivations.of(request.parent);
+    const snapshot = () => {
+      const derived = latticeOf();
+      return deps.lattice.snapshot?.(derived.lattice, derived.ref.name);
+    };
+    const policy = deps.tenancy.revision?.();
+    if (uid === undefined || resourceVersion === undefined) return answerOf(await run(hook, DECIDE[hook], request, log));
+    const known = memo.find(uid, resourceVersion, hook, snapshot, policy);
+    if (known) return known;
+    const before = snapshot();
+    const result = await runHook(hook, DECIDE[hook], request, log);
+    const computed = answerOf(result.response);
+    // Only a settled answer that needed nothing new from wadm, with nothing changing meanwhile.
+    const settled = result.response.resyncAfterSeconds === undefined && result.facts.writes.length === 0 && !result.facts.unavailable;
+    const after = result.actions.length === 0 ? [] : snapshot();
+    if (settled && after !== undefined && (result.actions.length === 0 || sameItems(before, after))) {
+      memo.keep(uid, { resourceVersion, hook, snapshot: after, policy, answer: computed });
+    } else memo.forget(uid);
+    return computed;
+  }
+
   return {
     sync: (request, log) => run('sync', decideSync, request, log),
     finalize: (request, log) => run('finalize', decideFinalize, request, log),
+    answer,
+    memo,
   };
+}
+
+const DECIDE: Record<HookName, Decide> = { sync: decideSync, finalize: decideFinalize };
+
+function sameItems(a: unknown[] | undefined, b: unknown[]): boolean {
+  return a !== undefined && a.length === b.length && a.every((item, i) => item === b[i]);
 }
 
 function identity(prepared: Prepared) {

@@ -1,6 +1,5 @@
 // Builds the HTTP app from its dependencies. It never listens, reads the environment or touches
 // NATS: src/main.ts does that, and tests call `inject` or listen on a free port themselves.
-import { createHash } from 'node:crypto';
 import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Authorize } from './auth.js';
@@ -112,10 +111,9 @@ async function handleHook(deps: ServerDeps, hook: HookName, request: FastifyRequ
       return await reply.code(400).send({ error: 'BadRequest', message: `not a Metacontroller hook request: ${problems.join('; ')}` });
     }
     // request.log is a child of our pino root (loggerInstance), typed by Fastify more loosely.
-    const response = JSON.stringify(await deps.hooks[hook](body, request.log as Logger));
+    const { json: response, etag } = await deps.hooks.answer(hook, body, request.log as Logger);
     // Metacontroller's etag support (webhook.etag): it sends the ETag of the answer it cached; an
     // unchanged answer is then a bodyless 304, which it applies as if the cached body had come.
-    const etag = `"${createHash('sha1').update(response).digest('base64url')}"`;
     reply.header('etag', etag);
     if (request.headers['if-none-match'] === etag) {
       deps.metrics.hookRequests.inc({ hook, code: '304' });

@@ -62,6 +62,7 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
 
   return {
     app,
+    hooks,
     link,
     statuses: lattice.statuses,
     models: lattice.models,

@@ -8,6 +8,8 @@ import { compile } from './schema/validator.js';
 export interface Tenancy {
   defaultLattice: string;
   allows(namespace: string, lattice: string): boolean;
+  /** Changes (by identity) whenever the policy does, so that answers computed under another policy are not reused. */
+  revision?(): unknown;
 }
 
 const NAMESPACE_PATTERN = '^[a-z0-9*]([-a-z0-9*]*[a-z0-9*])?$';

@@ -62,6 +62,17 @@ describe('the settled fast path', () => {
     assert.equal(condition(mc.get('default', 'hello-world')!, 'Ready')!.status, 'True');
   });
 
+  it('answers those resyncs from memory, and stops as soon as wadm reports a change', async () => {
+    const mc = metacontroller();
+    await settledApp(mc);
+    const hits = running.service.hooks.memo.hits;
+    for (let i = 0; i < 5; i++) await mc.reconcile('default', 'hello-world');
+    assert.equal(running.service.hooks.memo.hits, hits + 5, 'every settled resync came from memory');
+    await wadm.publishStatus('default', 'hello-world', { status: { type: 'failed', message: 'host gone' }, version: '', components: [] } as never);
+    await mc.waitFor('default', 'hello-world', (obj) => condition(obj!, 'Ready')?.status === 'False', { timeoutMs: 2000, intervalMs: 20 });
+    assert.match(condition(mc.get('default', 'hello-world')!, 'Ready')!.message ?? '', /host gone/);
+  });
+
   it('asks wadm again once the model cache entry expires, to notice changes made outside', async () => {
     const mc = metacontroller();
     await settledApp(mc);

@@ -29,6 +29,16 @@ export class LatticeGateway {
     }
   }
 
+  /**
+   * What an answer about this application was computed from, as object identities: equal
+   * snapshots mean nothing known about the application changed. Undefined when the model is not
+   * cached (an answer then needed wadm, and its reuse would need wadm too).
+   */
+  snapshot(lattice: string, name: string): unknown[] | undefined {
+    const model = this.models.entry(lattice, name);
+    return model === undefined ? undefined : [model, ...this.statuses.entriesOf(lattice, name)];
+  }
+
   /** Keeps the model cache in step: our successful writes update it, surprises drop it. */
   private remember(lattice: string, name: string, action: Action, result: ActionResult): void {
     if (result.kind === 'done' && !action.kind.startsWith('read-')) this.models.wrote(lattice, name, action as Write);

@@ -41,6 +41,14 @@ export class ModelCache {
     return entry.model;
   }
 
+  /**
+   * The current entry itself, while fresh: a new object after every change, so that an answer
+   * computed from it can be reused while it is the same object (see src/answers.ts).
+   */
+  entry(lattice: string, name: string): object | undefined {
+    return this.get(lattice, name) === undefined ? undefined : this.entries.get(key(lattice, name));
+  }
+
   read(lattice: string, name: string, model: ModelFacts | null): void {
     this.entries.set(key(lattice, name), { model, readAt: this.now() });
   }

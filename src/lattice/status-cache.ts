@@ -53,6 +53,12 @@ export class StatusCache {
     return entry && { status: entry.status, predatesDeploy: this.predatesDeploy(key, entry) };
   }
 
+  /** The current entries themselves (status and deploy mark): new objects after every change. */
+  entriesOf(lattice: string, name: string): [object | undefined, object | undefined] {
+    const key = `${lattice}/${name}`;
+    return [this.entries.get(key), this.deploys.get(key)];
+  }
+
   /** A status read with model.status: we cannot tell when wadm published it. */
   remember(lattice: string, name: string, wadmStatus: WadmStatus): StatusFacts {
     const key = `${lattice}/${name}`;

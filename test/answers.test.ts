@@ -1,0 +1,64 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { createHooks, type Lattice } from '../src/hooks.js';
+import { fromPolicy, parsePolicy, type Tenancy } from '../src/tenancy.js';
+import { MemoryLattice } from './support/memory-lattice.js';
+import { hello, hookRequest } from './support/resources.js';
+
+const SILENT = pino({ level: 'silent' });
+
+/** A MemoryLattice whose snapshot is a token the test swaps to say "something changed". */
+function lattice() {
+  const memory = new MemoryLattice();
+  const state = { token: {} as object };
+  const l: Lattice = { perform: (a, b, c) => memory.perform(a, b, c), snapshot: () => [state.token] };
+  return { memory, state, l };
+}
+
+function request(resourceVersion: string, spec = {}) {
+  const r = hookRequest(hello(spec));
+  (r.parent.metadata as Record<string, unknown>)['resourceVersion'] = resourceVersion;
+  return r;
+}
+
+describe('answers from memory', () => {
+  it('are reused only for a settled answer of the same object, hook, policy and lattice knowledge', async () => {
+    const { memory, state, l } = lattice();
+    let policy = fromPolicy(parsePolicy('rules: [{namespaces: ["*"], lattices: ["*"]}]'), 'default');
+    const tenancy: Tenancy = { defaultLattice: 'default', allows: (n, x) => policy.allows(n, x), revision: () => policy };
+    const hooks = createHooks({ lattice: l, tenancy, budgetMs: 1000, now: () => Date.parse('2026-11-30T12:00:00Z') });
+    await hooks.answer('sync', request('1'), SILENT); // deploys: not settled
+    memory.setStatus('hello-world', { status: { type: 'deployed' } });
+    const settled = await hooks.answer('sync', request('1'), SILENT);
+    assert.equal(hooks.memo.hits, 0);
+    assert.equal(await hooks.answer('sync', request('1'), SILENT), settled, 'the very same answer object');
+    assert.equal(hooks.memo.hits, 1);
+
+    await hooks.answer('sync', request('2'), SILENT);
+    assert.equal(hooks.memo.hits, 1, 'another resourceVersion is another object');
+    await hooks.answer('sync', request('2'), SILENT);
+    assert.equal(hooks.memo.hits, 2);
+
+    state.token = {};
+    await hooks.answer('sync', request('2'), SILENT);
+    assert.equal(hooks.memo.hits, 2, 'what is known of the lattice changed');
+
+    await hooks.answer('sync', request('2'), SILENT);
+    policy = fromPolicy(parsePolicy('rules: [{namespaces: ["*"], lattices: ["*"]}]'), 'default');
+    await hooks.answer('sync', request('2'), SILENT);
+    assert.equal(hooks.memo.hits, 3, 'a reloaded policy is a new policy');
+
+    const finalized = JSON.parse((await hooks.answer('finalize', request('2'), SILENT)).json) as { finalized?: boolean };
+    assert.equal(finalized.finalized, true, 'another hook is not served from the sync memo');
+  });
+
+  it('never keeps an answer that asks for a resync', async () => {
+    const { memory, l } = lattice();
+    const hooks = createHooks({ lattice: l, tenancy: { defaultLattice: 'default', allows: () => true }, budgetMs: 1000, now: Date.now });
+    memory.down = true;
+    await hooks.answer('sync', request('1'), SILENT);
+    await hooks.answer('sync', request('1'), SILENT);
+    assert.equal(hooks.memo.hits, 0);
+  });
+});
