@@ -97,6 +97,9 @@ export function decideSync(prepared: Prepared, facts: LatticeFacts, now: number)
   if (model.deployedVersion !== version) return { action: { kind: 'deploy', version } };
   const prune = nextPrune(app, model, version, facts);
   if (prune) return { action: prune };
+  // Whatever wadm says right after our own deploy predates it: no need to ask (on a cold start
+  // with thousands of applications, one wadm request in four).
+  if (facts.writes.some((w) => w.kind === 'deploy' && w.version === version)) return answer(verdicts.justDeployed(version));
   if (facts.status === undefined) return { action: { kind: 'read-status' } };
   return answer(verdicts.fromWadm(version, app.lattice, facts.status));
 }

@@ -101,13 +101,23 @@ export function unavailable(
   };
 }
 
+/** wadm acknowledged our deploy; anything it said before is about the previous version. */
+export function justDeployed(version: string): Verdict {
+  const message = `Deployed version ${version}; waiting for wadm to report its status`;
+  return {
+    version,
+    deployedVersion: version,
+    phase: 'Reconciling',
+    ready: { status: 'False', reason: 'Progressing', message },
+    reconciling: { reason: 'Progressing', message },
+    pace: 'progressing',
+  };
+}
+
 /** Deployed as wanted: what wadm says about it decides the verdict (status-conventions §3). */
 export function fromWadm(version: string, lattice: string, facts: StatusFacts): Verdict {
   const base = { version, deployedVersion: version };
-  if (facts.predatesDeploy) {
-    const message = `Deployed version ${version}; waiting for wadm to report its status`;
-    return { ...base, phase: 'Reconciling', ready: { status: 'False', reason: 'Progressing', message }, reconciling: { reason: 'Progressing', message }, pace: 'progressing' };
-  }
+  if (facts.predatesDeploy) return justDeployed(version);
   const type = normalise(facts.status.status.type);
   const scalers = scalersOf(facts);
   const said = facts.status.status.message ?? '';

@@ -18,10 +18,10 @@ const kinds = (actions: Action[]) => actions.map((a) => a.kind);
 const deployed = { status: { type: 'deployed' as const } };
 
 describe('sync of a new application', () => {
-  it('puts the rendered manifest, deploys that version, then reads the status', async () => {
+  it('puts the rendered manifest and deploys that version, without asking wadm a status that could only predate it', async () => {
     const lattice = new MemoryLattice();
     const run = await sync(lattice, fixtureResource('hello.yaml'));
-    assert.deepEqual(kinds(run.actions), ['read-model', 'put', 'deploy', 'read-status']);
+    assert.deepEqual(kinds(run.actions), ['read-model', 'put', 'deploy']);
     const model = lattice.model('hello-world')!;
     assert.equal(model.deployed, run.response.status.version);
     assert.match(run.response.status.version!, /^sha-[0-9a-f]{16}$/);
@@ -84,11 +84,11 @@ describe('sync of a deployed application', () => {
     const { lattice, first } = await settled();
     const edited = hello({ description: 'changed' });
     const edit = await sync(lattice, edited);
-    assert.deepEqual(kinds(edit.actions), ['read-model', 'put', 'deploy', 'read-status']);
+    assert.deepEqual(kinds(edit.actions), ['read-model', 'put', 'deploy']);
     assert.notEqual(edit.response.status.version, first.response.status.version);
 
     const revert = await sync(lattice, fixtureResource('hello.yaml'));
-    assert.deepEqual(kinds(revert.actions), ['read-model', 'deploy', 'read-status']);
+    assert.deepEqual(kinds(revert.actions), ['read-model', 'deploy']);
     assert.equal(lattice.model('hello-world')!.deployed, first.response.status.version);
     assert.equal(lattice.model('hello-world')!.versions.size, 2);
   });
@@ -107,7 +107,7 @@ describe('sync of a deployed application', () => {
     assert.equal(suspended.response.status.phase, 'Suspended');
     assert.equal(lattice.model('hello-world')!.deployed, null);
     const resumed = await sync(lattice, fixtureResource('hello.yaml'));
-    assert.deepEqual(kinds(resumed.actions), ['read-model', 'deploy', 'read-status']);
+    assert.deepEqual(kinds(resumed.actions), ['read-model', 'deploy']);
   });
 });
 
@@ -155,7 +155,7 @@ describe('versions', () => {
     await sync(lattice, hello({ version: 'v1' }));
     await sync(lattice, hello({ version: 'v2', description: 'two' }));
     const back = await sync(lattice, hello({ version: 'v1' }));
-    assert.deepEqual(kinds(back.actions), ['read-model', 'read-version', 'deploy', 'read-status']);
+    assert.deepEqual(kinds(back.actions), ['read-model', 'read-version', 'deploy']);
   });
 
   it('takes the version annotation of a converted wadm manifest as a pin', async () => {
@@ -185,7 +185,7 @@ describe('ownership', () => {
     const adopting = fixtureResource('hello.yaml');
     adopting.metadata.annotations = { ...adopting.metadata.annotations, 'core.wasmcloud.com/adopt': 'true' };
     const adopted = await sync(lattice, adopting);
-    assert.deepEqual(kinds(adopted.actions), ['read-model', 'put', 'deploy', 'read-status']);
+    assert.deepEqual(kinds(adopted.actions), ['read-model', 'put', 'deploy']);
   });
 });
 
@@ -222,7 +222,7 @@ describe('wadm trouble', () => {
     lattice.scripted.push({ kind: 'read-model', result: { kind: 'model', model: null } });
     lattice.seed('hello-world', [[version, { owner: 'default/hello-world', contentHash: prepared.rendered!.contentHash }]]);
     const run = await lattice.run(decideSync, prepared);
-    assert.deepEqual(kinds(run.actions), ['read-model', 'put', 'read-model', 'deploy', 'read-status']);
+    assert.deepEqual(kinds(run.actions), ['read-model', 'put', 'read-model', 'deploy']);
   });
 
   it('gives up as LatticeUnavailable when wadm keeps contradicting itself', async () => {
