@@ -18,7 +18,7 @@ import { validateParent } from '../src/validate.js';
 import { fromWadm, invalidSpec, suspended, unavailable, versionConflict } from '../src/verdicts.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const DIRS = ['manifests', 'examples/lattice', 'examples/apps', 'examples/gitops/flux', 'examples/gitops/argocd'];
+const DIRS = ['manifests', 'examples/secure-install', 'examples/lattice', 'examples/apps', 'examples/gitops/flux', 'examples/gitops/argocd'];
 const HOOK_TIMEOUT_SECONDS = 10; // Metacontroller's default, and what compositecontroller.yaml sets
 
 type Obj = Record<string, any>; // rendered Kubernetes objects: read by path, asserted by value
@@ -487,4 +487,38 @@ describe('the Argo CD health check', () => {
       assert.match(result.message, message);
     });
   }
+});
+
+describe('the hardened install (examples/secure-install, manifests/components/secure-hooks)', () => {
+  const objects = () => render('examples/secure-install');
+  const cc = () => only(objects(), 'CompositeController');
+  const secureDeployment = () => only(objects(), 'Deployment', 'wasmcloud-metacontroller');
+
+  it('has Metacontroller send the bearer token and verify the server with the CA of the hook certificate, over HTTPS', () => {
+    const certificate = only(objects(), 'Certificate', 'wasmcloud-metacontroller-tls');
+    const service = only(objects(), 'Service', 'wasmcloud-metacontroller');
+    for (const [hook, path] of Object.entries(HOOK_PATHS)) {
+      const webhook = cc()['spec'].hooks[hook].webhook;
+      assert.equal(webhook.path, path);
+      assert.deepEqual({ protocol: webhook.service.protocol, port: webhook.service.port }, { protocol: 'https', port: service['spec'].ports[0].port });
+      assert.equal(webhook.authorization.type, 'Bearer');
+      assert.equal(webhook.authorization.secretRef.name, 'wasmcloud-metacontroller-hook-token');
+      assert.deepEqual(webhook.caBundle.secretRef, { name: certificate['spec'].secretName, namespace: 'wasmcloud-metacontroller', key: 'ca.crt' });
+    }
+    assert.ok(certificate['spec'].dnsNames.includes('wasmcloud-metacontroller.wasmcloud-metacontroller'), 'the name the CompositeController calls');
+  });
+
+  it('has the service read the same token and serve the certificate, with probes over HTTPS', () => {
+    const container = secureDeployment()['spec'].template.spec.containers[0] as Obj;
+    const env = Object.fromEntries((container['env'] as Obj[]).map((e) => [e['name'], e['value']]));
+    for (const name of Object.keys(env)) assert.ok(envNames.has(name), `${name} is not read by src/config.ts`);
+    const mounts = Object.fromEntries((container['volumeMounts'] as Obj[]).map((m) => [m['name'], m['mountPath']]));
+    const volumes = Object.fromEntries((secureDeployment()['spec'].template.spec.volumes as Obj[]).map((v) => [v['name'], v['secret']?.secretName]));
+    assert.equal(volumes['hook-token'], 'wasmcloud-metacontroller-hook-token');
+    assert.equal(volumes['tls'], 'wasmcloud-metacontroller-tls');
+    assert.ok(env['HOOK_BEARER_TOKEN_FILE'].startsWith(mounts['hook-token']));
+    assert.ok(env['TLS_CERT_FILE'].startsWith(mounts['tls']) && env['TLS_KEY_FILE'].startsWith(mounts['tls']));
+    assert.equal(container['livenessProbe'].httpGet.scheme, 'HTTPS');
+    assert.equal(container['readinessProbe'].httpGet.scheme, 'HTTPS');
+  });
 });
