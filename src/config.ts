@@ -9,6 +9,7 @@ export interface Config {
   wadmApiPrefix: string;
   wadmTimeoutMs: number;
   logLevel: string;
+  logFormat: 'json' | 'pretty' | undefined;
   bodyLimitBytes: number;
   /** NATS authentication and TLS: paths of mounted Secret files, read at every (re)connect. */
   natsCredsFile: string | undefined;
@@ -128,6 +129,13 @@ export const VARIABLES = {
     default: 'info',
     description: `Log level: ${LOG_LEVELS.join(', ')}.`,
     parse: (raw) => (LOG_LEVELS.includes(raw) ? raw : new Error(`must be one of ${LOG_LEVELS.join(', ')}`)),
+  },
+  logFormat: {
+    key: 'logFormat',
+    env: 'LOG_FORMAT',
+    default: '',
+    description: '`json` (one JSON object per line) or `pretty` (for a terminal); unset: pretty on a terminal, JSON otherwise.',
+    parse: (raw) => (raw === '' ? undefined : raw === 'json' || raw === 'pretty' ? raw : new Error('must be json or pretty')),
   },
   bodyLimitBytes: {
     key: 'bodyLimitBytes',

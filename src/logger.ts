@@ -12,7 +12,13 @@ export const REDACTED_PATHS = [
   '*.nkey',
 ];
 
-export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
+/**
+ * JSON lines, unless LOG_FORMAT=pretty asks for human-readable lines (or it is unset and stdout is
+ * a terminal): for a developer's shell, not for a log pipeline.
+ */
+export function createLogger(level: string, destination?: NodeJS.WritableStream, format?: string): Logger {
   const options = { level, base: { service: 'wasmcloud-metacontroller' }, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
-  return destination ? pino(options, destination as never) : pino(options);
+  if (destination) return pino(options, destination as never);
+  const pretty = format === 'pretty' || (format === undefined && process.stdout.isTTY === true);
+  return pretty ? pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: process.stdout.isTTY === true } } }) : pino(options);
 }

@@ -1,34 +1,4 @@
-// The process: read config, start the service, listen, shut down cleanly on SIGTERM.
-import { loadConfig } from './config.js';
-import { createLogger } from './logger.js';
-import { createService, type Service } from './service.js';
+// The container's entry point (`node dist/main.js`, `npm start`): the service.
+import { serve } from './serve.js';
 
-const loaded = loadConfig(process.env);
-if (!loaded.ok) {
-  process.stderr.write(`wasmcloud-metacontroller: invalid configuration: ${loaded.errors.join('; ')}\n`);
-  process.exit(1);
-}
-const { config } = loaded;
-const logger = createLogger(config.logLevel);
-let service: Service;
-try {
-  service = createService(config, logger);
-} catch (err) {
-  // A policy, token or certificate file that cannot be read or parsed at start.
-  process.stderr.write(`wasmcloud-metacontroller: ${(err as Error).message}\n`);
-  process.exit(1);
-}
-
-let stopping = false;
-async function stop(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  logger.info({ signal, delayMs: config.shutdownDelayMs }, 'shutting down: readiness off, finishing hook calls in flight');
-  await service.shutdown(config.shutdownDelayMs);
-  logger.info('stopped');
-  process.exit(0);
-}
-process.on('SIGTERM', () => void stop('SIGTERM'));
-process.on('SIGINT', () => void stop('SIGINT'));
-
-await service.app.listen({ port: config.port, host: config.host });
+await serve(process.env);

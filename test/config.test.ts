@@ -19,6 +19,7 @@ describe('configuration', () => {
       wadmApiPrefix: 'wadm.api',
       wadmTimeoutMs: 3000,
       logLevel: 'info',
+      logFormat: undefined,
       bodyLimitBytes: 16 * 1024 * 1024,
       natsCredsFile: undefined,
       natsNkeySeedFile: undefined,

@@ -1,0 +1,86 @@
+// The command-line tool's commands, each a function from arguments to (output, exit code), so
+// that tests call them directly and the binary only prints.
+import yaml from 'js-yaml';
+import { API_VERSION, convertManifest, KIND } from '../convert.js';
+import { renderManifest } from '../render.js';
+import { ParentSchema, type Parent } from '../schema/hook.js';
+import { compile } from '../schema/validator.js';
+import { validateParent, type Validation } from '../validate.js';
+import { readDocuments, type Document } from './documents.js';
+
+export interface Outcome {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
+export interface Options {
+  namespace: string;
+  defaultLattice: string;
+}
+
+const checkParent = compile<Parent>(ParentSchema);
+
+/** Runs exactly the hook's validation on every WasmCloudApplication of the files. */
+export function validate(files: string[], options: Options): Outcome {
+  const lines: string[] = [];
+  let failed = false;
+  for (const doc of files.flatMap(readAll)) {
+    const checked = check(doc, options);
+    if (checked.ok) lines.push(`${doc.where}: ${checked.id}: valid, version ${renderManifest(checked.validation.app).version}`);
+    else {
+      failed = true;
+      lines.push(...checked.problems.map((problem) => `${doc.where}: ${checked.id}: ${problem}`));
+    }
+  }
+  if (lines.length === 0) return { stdout: '', stderr: 'no documents found\n', code: 1 };
+  return { stdout: lines.join('\n') + '\n', stderr: '', code: failed ? 1 : 0 };
+}
+
+/** Prints the exact manifest (JSON, as put) the hook would send to wadm, and its version. */
+export function render(file: string, options: Options): Outcome {
+  const docs = readAll(file);
+  if (docs.length !== 1) return { stdout: '', stderr: `${file}: expected one WasmCloudApplication, found ${docs.length} documents\n`, code: 1 };
+  const checked = check(docs[0]!, options);
+  if (!checked.ok) return { stdout: '', stderr: checked.problems.map((p) => `${docs[0]!.where}: ${checked.id}: ${p}`).join('\n') + '\n', code: 1 };
+  const rendered = renderManifest(checked.validation.app);
+  return { stdout: rendered.body + '\n', stderr: `version ${rendered.version}\n`, code: 0 };
+}
+
+/** Turns wadm (OAM) manifests into WasmCloudApplications: the migration from `wash app deploy`. */
+export function convert(file: string, options: Options & { namespaceGiven: boolean }): Outcome {
+  const resources: unknown[] = [];
+  const problems: string[] = [];
+  for (const doc of readAll(file)) {
+    const resource = convertManifest(doc.value as object, options.namespaceGiven ? options.namespace : undefined);
+    resources.push(resource);
+    const checked = check({ where: doc.where, value: resource }, options);
+    if (!checked.ok) problems.push(...checked.problems.map((p) => `${doc.where}: ${checked.id}: ${p}`));
+  }
+  const stdout = resources.map((r) => yaml.dump(r, { lineWidth: -1, noRefs: true })).join('---\n');
+  return { stdout, stderr: problems.length > 0 ? `the converted resources are not valid:\n${problems.join('\n')}\n` : '', code: problems.length > 0 ? 1 : 0 };
+}
+
+function readAll(file: string): Document[] {
+  try {
+    return readDocuments(file);
+  } catch (err) {
+    return [{ where: file, value: { unreadable: (err as Error).message } }];
+  }
+}
+
+type Checked = { ok: true; id: string; validation: Extract<Validation, { ok: true }> } | { ok: false; id: string; problems: string[] };
+
+/** The hook's validation, on the resource as Metacontroller would send it (namespace filled in). */
+function check(doc: Document, options: Options): Checked {
+  const value = doc.value as { apiVersion?: unknown; kind?: unknown; metadata?: Record<string, unknown>; unreadable?: string } | null;
+  if (typeof value?.unreadable === 'string') return { ok: false, id: 'file', problems: [`cannot read: ${value.unreadable}`] };
+  const id = `${String(value?.kind ?? 'document')} ${String(value?.metadata?.['namespace'] ?? options.namespace)}/${String(value?.metadata?.['name'] ?? '?')}`;
+  if (value?.apiVersion !== API_VERSION || value?.kind !== KIND) {
+    return { ok: false, id, problems: [`not a ${KIND} (apiVersion ${API_VERSION}); for a wadm manifest use: wasmcloud-metacontroller convert FILE`] };
+  }
+  const parent = { ...value, metadata: { namespace: options.namespace, ...value.metadata } };
+  if (!checkParent(parent)) return { ok: false, id, problems: checkParent.problems(parent, '').map((p) => p.replace(/^\./, '')) };
+  const validation = validateParent(parent, options.defaultLattice);
+  return validation.ok ? { ok: true, id, validation } : { ok: false, id, problems: validation.problems };
+}

@@ -1,0 +1,171 @@
+// The command-line tool: each command through the real binary entry (src/cli.ts), with good and
+// bad files; `status` against a real nats-server and the wadm double.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import yaml from 'js-yaml';
+import { startFakeWadm, type FakeWadm } from './support/fake-wadm.js';
+import { fixturePath } from './support/fixtures.js';
+import { startNatsServer, type NatsServer } from './support/nats-server.js';
+import { fixtureResource } from './support/resources.js';
+import { startService, type RunningService } from './support/service.js';
+import { FakeMetacontroller, condition } from './support/metacontroller.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const dir = mkdtempSync(join(tmpdir(), 'cli-'));
+
+function cli(args: string[], env: Record<string, string> = {}) {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', resolve(ROOT, 'src/cli.ts'), ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+  return { code: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** For commands that need this process to keep serving (the wadm double runs here). */
+function cliAsync(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', resolve(ROOT, 'src/cli.ts'), ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+function file(name: string, content: unknown): string {
+  const path = join(dir, name);
+  writeFileSync(path, typeof content === 'string' ? content : yaml.dump(content));
+  return path;
+}
+
+describe('validate', () => {
+  it('accepts valid resources, several documents in one file, and says which version each renders to', () => {
+    const two = file('two.yaml', [fixtureResource('hello.yaml'), fixtureResource('complex.yaml')].map((r) => yaml.dump(r)).join('---\n'));
+    const { code, stdout } = cli(['validate', two, 'examples/apps/hello-world.yaml']);
+    assert.equal(code, 0, stdout);
+    assert.deepEqual(stdout.trim().split('\n'), [
+      `${two}[0]: WasmCloudApplication default/hello-world: valid, version sha-72ddc1eef3fe1252`,
+      `${two}[1]: WasmCloudApplication default/complex: valid, version ${/version (\S+)/.exec(stdout.split('\n')[1]!)![1]}`,
+      'examples/apps/hello-world.yaml: WasmCloudApplication default/hello-world: valid, version sha-72ddc1eef3fe1252',
+    ]);
+  });
+
+  it('names the file, the resource and the field of every error, and exits 1', () => {
+    const bad = fixtureResource('hello.yaml');
+    (bad.spec['components'] as Record<string, unknown>[])[0]!['name'] = 'httpserver';
+    const path = file('bad.yaml', bad);
+    const { code, stdout } = cli(['validate', path]);
+    assert.equal(code, 1);
+    assert.deepEqual(stdout.trim().split('\n'), [
+      `${path}: WasmCloudApplication default/hello-world: spec.components[1].name: duplicate component name "httpserver" (first used by spec.components[0])`,
+      `${path}: WasmCloudApplication default/hello-world: spec.components[1].traits[0].properties.target: link target "http-component" is not a component of this application`,
+    ]);
+  });
+
+  it('refuses a wadm manifest, pointing to convert, and files that cannot be read', () => {
+    const { code, stdout } = cli(['validate', fixturePath('hello.yaml'), join(dir, 'missing.yaml'), file('broken.yaml', 'a: [')]);
+    assert.equal(code, 1);
+    const lines = stdout.trim().split('\n');
+    assert.match(lines[0]!, /hello\.yaml: Application default\/hello-world: not a WasmCloudApplication .* use: wasmcloud-metacontroller convert FILE/);
+    assert.match(lines[1]!, /missing\.yaml: file: cannot read: ENOENT/);
+    assert.match(lines[2]!, /broken\.yaml: file: cannot read: unexpected end of the stream/);
+  });
+
+  it('reads standard input with -', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'validate', '-'], { cwd: ROOT, encoding: 'utf8', input: yaml.dump(fixtureResource('hello.yaml')) });
+    assert.equal(run.status, 0, run.stdout + run.stderr);
+    assert.match(run.stdout, /^-: WasmCloudApplication default\/hello-world: valid/);
+  });
+});
+
+describe('render', () => {
+  it('prints the exact manifest the hook would put, with its version', () => {
+    const { code, stdout, stderr } = cli(['render', 'examples/apps/hello-world.yaml']);
+    assert.equal(code, 0);
+    assert.equal(stderr, 'version sha-72ddc1eef3fe1252\n');
+    const manifest = JSON.parse(stdout) as { metadata: { annotations: Record<string, string> } };
+    assert.equal(manifest.metadata.annotations['version'], 'sha-72ddc1eef3fe1252');
+    assert.equal(manifest.metadata.annotations['core.wasmcloud.com/owner'], 'default/hello-world');
+  });
+
+  it('refuses an invalid resource with the field, and a file of several resources', () => {
+    assert.match(cli(['render', fixturePath('hello.yaml')]).stderr, /not a WasmCloudApplication/);
+    const two = file('render-two.yaml', [fixtureResource('hello.yaml'), fixtureResource('hello.yaml')].map((r) => yaml.dump(r)).join('---\n'));
+    const { code, stderr } = cli(['render', two]);
+    assert.equal(code, 1);
+    assert.match(stderr, /expected one WasmCloudApplication, found 2 documents/);
+  });
+});
+
+describe('convert', () => {
+  it('turns a wadm manifest into a WasmCloudApplication that validates, changing only apiVersion and kind', () => {
+    const { code, stdout } = cli(['convert', fixturePath('hello.yaml'), '--namespace', 'apps']);
+    assert.equal(code, 0);
+    const resource = yaml.load(stdout) as Record<string, unknown>;
+    const original = yaml.load(cli(['convert', fixturePath('hello.yaml')]).stdout) as Record<string, unknown>;
+    assert.equal(resource['apiVersion'], 'core.wasmcloud.com/v1beta1');
+    assert.equal(resource['kind'], 'WasmCloudApplication');
+    assert.deepEqual(resource['spec'], original['spec']);
+    assert.equal((resource['metadata'] as Record<string, unknown>)['namespace'], 'apps');
+    assert.equal(cli(['validate', file('converted.yaml', stdout)]).code, 0);
+  });
+
+  it('still converts an invalid manifest but says why it is invalid, and exits 1', () => {
+    const { code, stdout, stderr } = cli(['convert', fixturePath('invalid-dangling-link.yaml')]);
+    assert.equal(code, 1);
+    assert.match(stdout, /kind: WasmCloudApplication/);
+    assert.match(stderr, /link target "httpclient" is not a component/);
+  });
+});
+
+describe('status', () => {
+  let nats: NatsServer;
+  let wadm: FakeWadm;
+  let running: RunningService;
+  const cleanups: (() => unknown)[] = [];
+  before(async () => {
+    nats = await startNatsServer({ jetstream: false });
+    wadm = await startFakeWadm({ servers: nats.url });
+    wadm.setHosts('default', { behaviour: 'healthy', settleMs: 10 });
+    running = await startService({ after: (fn) => void cleanups.push(fn) }, { NATS_URL: nats.url }, { deployGraceMs: 100 });
+    await running.connected();
+  });
+  after(async () => {
+    for (const cleanup of cleanups) await cleanup();
+    await wadm.stop();
+    await nats.dispose();
+  });
+
+  it('prints the status the hook writes, asked of wadm over NATS', async () => {
+    const mc = new FakeMetacontroller({ syncUrl: `${running.url}/sync`, resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' } });
+    mc.apply(fixtureResource('hello.yaml') as never);
+    const { object } = await mc.waitFor('default', 'hello-world', (obj) => condition(obj!, 'Ready')?.status === 'True', { timeoutMs: 5000, intervalMs: 20 });
+    const { code, stdout, stderr } = await cliAsync(['status', 'hello-world', '--lattice', 'default'], { NATS_URL: nats.url });
+    assert.equal(code, 0, stderr);
+    const printed = yaml.load(stdout) as { owner: string; versions: string[]; status: Record<string, unknown> };
+    const written = object!.status as Record<string, unknown>;
+    assert.equal(printed.owner, 'default/hello-world');
+    assert.deepEqual(printed.versions, [written['version']]);
+    for (const key of ['lattice', 'version', 'deployedVersion', 'phase', 'message', 'scalers']) assert.deepEqual(printed.status[key], written[key], key);
+  });
+
+  it('says so when wadm has no such application, or cannot be reached', async () => {
+    const missing = await cliAsync(['status', 'nope', '-l', 'default'], { NATS_URL: nats.url });
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stderr, 'wadm has no application "nope" in lattice "default"\n');
+    const down = cli(['status', 'x'], { NATS_URL: 'nats://127.0.0.1:1' });
+    assert.equal(down.code, 2);
+    assert.match(down.stderr, /cannot connect to NATS at nats:\/\/127\.0\.0\.1:1/);
+  });
+});
+
+describe('the command line', () => {
+  it('prints its usage with --help and refuses unknown commands with exit 2', () => {
+    assert.match(cli(['--help']).stdout, /usage: wasmcloud-metacontroller/);
+    const unknown = cli(['deploy']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /unknown command "deploy"/);
+  });
+});
