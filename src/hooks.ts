@@ -23,7 +23,9 @@ export interface HookDeps {
   /** Time left for wadm requests in one hook call; past it, the call answers LatticeUnavailable. */
   budgetMs: number;
   now: () => number;
-  onRun?: (hook: HookName, run: Run) => void;
+  /** After every computed answer (not those reused from memory, which changed nothing). */
+  onRun?: (hook: HookName, run: Run, prepared: Prepared) => void;
+  onAnswer?: (source: 'memory' | 'computed') => void;
   /** Parents whose validation and rendered manifest are kept (default 10,000). */
   cacheEntries?: number;
 }
@@ -56,7 +58,7 @@ export function createHooks(deps: HookDeps): Hooks {
         : deps.lattice.perform(prepared.lattice, prepared.ref.name, action);
     const result = await runSteps(decide, prepared, perform, deps.now);
     logRun(log, hook, prepared, result);
-    deps.onRun?.(hook, result);
+    deps.onRun?.(hook, result, prepared);
     return { ...result, prepared };
   }
 
@@ -70,7 +72,11 @@ export function createHooks(deps: HookDeps): Hooks {
     const policy = deps.tenancy.revision?.();
     if (uid === undefined || resourceVersion === undefined) return answerOf(await run(hook, DECIDE[hook], request, log));
     const known = memo.find(uid, resourceVersion, hook, snapshot, policy);
-    if (known) return known;
+    if (known) {
+      deps.onAnswer?.('memory');
+      return known;
+    }
+    deps.onAnswer?.('computed');
     const before = snapshot();
     const result = await runHook(hook, DECIDE[hook], request, log);
     const computed = answerOf(result.response);

@@ -1,6 +1,7 @@
 // Prometheus metrics. One registry per process (not prom-client's global), so tests can build
 // several servers side by side.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Lru } from './lru.js';
 
 const PREFIX = 'wasmcloud_metacontroller_';
 
@@ -39,9 +40,33 @@ export class Metrics {
 
   readonly wadmWrites = new Counter({
     name: `${PREFIX}wadm_writes_total`,
-    help: 'Versions put, deployed, undeployed and deleted (prune or finalize).',
+    help: 'Changes made in wadm: versions put, deployed, undeployed, pruned, and applications deleted.',
     labelNames: ['operation'] as const,
     registers: [this.registry],
+  });
+
+  readonly answers = new Counter({
+    name: `${PREFIX}hook_answers_total`,
+    help: 'Hook answers by source: reused from memory (a settled application) or computed.',
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+  });
+
+  /** The last phase of each application this replica answered for, bounded like the caches. */
+  private readonly phases = new Lru<string, { lattice: string; phase: string }>(50_000);
+
+  readonly applications = new Gauge({
+    name: `${PREFIX}applications`,
+    help: 'Applications by phase and lattice, as last answered by this replica.',
+    labelNames: ['lattice', 'phase'] as const,
+    registers: [this.registry],
+    collect: () => {
+      this.applications.reset();
+      for (const key of this.phases.keys()) {
+        const { lattice, phase } = this.phases.get(key)!;
+        this.applications.inc({ lattice, phase });
+      }
+    },
   });
 
   readonly natsConnected = new Gauge({
@@ -60,16 +85,30 @@ export class Metrics {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
   }
 
+  recordPhase(uid: string, lattice: string, phase: string | undefined): void {
+    if (phase === undefined) this.phases.delete(uid);
+    else this.phases.set(uid, { lattice, phase });
+  }
+
   /** Cache sizes, read when Prometheus scrapes. */
-  observeCaches(sizes: { statuses: () => number; models: () => number }): void {
+  observeCaches(caches: Record<'status' | 'model', { size: number; evictions: number }>): void {
     new Gauge({
       name: `${PREFIX}cache_entries`,
       help: 'Applications whose wadm status or model is held in memory.',
       labelNames: ['cache'] as const,
       registers: [this.registry],
       collect() {
-        this.set({ cache: 'status' }, sizes.statuses());
-        this.set({ cache: 'model' }, sizes.models());
+        for (const [cache, c] of Object.entries(caches)) this.set({ cache }, c.size);
+      },
+    });
+    new Counter({
+      name: `${PREFIX}cache_evictions_total`,
+      help: 'Entries dropped because a cache was full (its bound is the number of applications it can hold).',
+      labelNames: ['cache'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [cache, c] of Object.entries(caches)) this.inc({ cache }, c.evictions);
       },
     });
   }

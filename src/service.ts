@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import { bearerAuthorizer } from './auth.js';
 import type { Config } from './config.js';
+import type { Write } from './facts.js';
 import { createHooks } from './hooks.js';
 import { watchedFiles } from './files.js';
 import { startNatsLink } from './lattice/connection.js';
@@ -33,7 +34,7 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
   );
   const metrics = new Metrics({ defaultMetrics: true });
   const lattice = createLatticeLayer({ config, link, logger, metrics, now, options });
-  metrics.observeCaches({ statuses: () => lattice.statuses.size, models: () => lattice.models.size });
+  metrics.observeCaches({ status: lattice.statuses, model: lattice.models });
 
   const files = watchedFiles(config, logger.child({ component: 'files' }), options.fileCheckIntervalMs);
   let stopping = false;
@@ -43,9 +44,13 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
     // Leave room for the last request's own timeout inside Metacontroller's.
     budgetMs: Math.max(1000, HOOK_TIMEOUT_MS - 1000 - config.wadmTimeoutMs),
     now,
-    onRun: (_hook, run) => {
-      for (const write of run.facts.writes) metrics.wadmWrites.inc({ operation: write.kind });
+    onRun: (hook, run, prepared) => {
+      for (const write of run.facts.writes) metrics.wadmWrites.inc({ operation: writeOperation(write) });
+      const uid = `${prepared.ref.namespace}/${prepared.ref.name}`;
+      // A finalized application is gone: it no longer counts in any phase.
+      metrics.recordPhase(uid, prepared.lattice, hook === 'finalize' && run.response.finalized ? undefined : run.response.status.phase);
     },
+    onAnswer: (source) => metrics.answers.inc({ source }),
   });
   const app = buildServer({
     hooks,
@@ -80,3 +85,8 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
 }
 
 export type Service = ReturnType<typeof createService>;
+
+function writeOperation(write: Write): string {
+  if (write.kind === 'delete') return write.version === null ? 'delete' : 'prune';
+  return write.kind;
+}

@@ -2,6 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { Metrics } from '../src/metrics.js';
 import { VARIABLES } from '../src/config.js';
 import { EXCLUDED_KEY_PATTERNS } from '../src/metadata.js';
 import { HOOK_PATHS } from '../src/server.js';
@@ -29,5 +31,28 @@ describe('README.md', () => {
     const commands = setup.split('```sh')[1]!.split('```')[0]!.trim().split('\n');
     assert.equal(commands.length, 2);
     assert.match(commands[1]!, /npm test/);
+  });
+
+  it('shows command-line examples whose output is what the command prints', () => {
+    const block = readme.slice(readme.indexOf('## Command line')).split('```console')[1]!.split('```')[0]!;
+    const examples = block.split('\n$ ').map((chunk) => chunk.replace(/^\n?\$ /, '')).filter((chunk) => chunk.trim() !== '');
+    assert.ok(examples.length >= 3);
+    for (const example of examples) {
+      const [command, ...expected] = example.trimEnd().split('\n');
+      const args = command!.replace(/^wasmcloud-metacontroller /, '').replace(/ > \S+$/, '').split(' ');
+      const redirected = / > \S+$/.test(command!);
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: resolve(import.meta.dirname, '..'), encoding: 'utf8' });
+      const shown = redirected ? run.stderr : run.stdout + run.stderr;
+      assert.equal(shown.trimEnd(), expected.join('\n'), `$ ${command}`);
+    }
+  });
+
+  it('lists metric series the service exposes', async () => {
+    const metrics = new Metrics({ defaultMetrics: true });
+    metrics.observeCaches({ status: { size: 0, evictions: 0 }, model: { size: 0, evictions: 0 } });
+    const families = await metrics.registry.getMetricsAsJSON();
+    const names = new Set(families.flatMap((f) => (String(f.type) === 'histogram' ? ['_bucket', '_count', '_sum'].map((x) => f.name + x) : [f.name])));
+    const excerpt = readme.slice(readme.indexOf('## Metrics and logs')).split('```text')[1]!.split('```')[0]!;
+    for (const line of excerpt.trim().split('\n')) assert.ok(names.has(line.split(/[{ ]/)[0]!), line);
   });
 });

@@ -30,6 +30,10 @@ export class ModelCache {
     return this.entries.size;
   }
 
+  get evictions(): number {
+    return this.entries.evictions;
+  }
+
   /** The model, null for "no such model", undefined when unknown or expired. */
   get(lattice: string, name: string): ModelFacts | null | undefined {
     const entry = this.entries.get(key(lattice, name));
