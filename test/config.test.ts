@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { loadConfig } from '../src/config.js';
+import { freePort } from './support/ports.js';
 
 const MAIN = resolve(import.meta.dirname, '../src/main.ts');
 
@@ -105,14 +105,4 @@ async function poll(url: string, timeoutMs = 15_000): Promise<number> {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-    server.on('error', fail);
-  });
 }

@@ -5,44 +5,30 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startFakeWadm, type FakeWadm } from './support/fake-wadm.js';
+import type { FakeWadm } from './support/fake-wadm.js';
 import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { hello, hookRequest, type Resource } from './support/resources.js';
 import { startService, type RunningService } from './support/service.js';
+import { startScenario, type Scenario } from './support/scenario.js';
+import { freePort } from './support/ports.js';
 
+let scenario: Scenario;
 let nats: NatsServer;
 let wadm: FakeWadm;
 let running: RunningService;
-const cleanups: (() => unknown)[] = [];
 
 before(async () => {
-  nats = await startNatsServer({ jetstream: false });
-  wadm = await startFakeWadm({ servers: nats.url });
-  running = await startService({ after: (fn) => void cleanups.push(fn) }, { NATS_URL: nats.url, WADM_TIMEOUT_MS: '300' }, { deployGraceMs: 200 });
-  await running.connected();
+  scenario = await startScenario({ WADM_TIMEOUT_MS: '300' }, { deployGraceMs: 200 });
+  ({ nats, wadm, running } = scenario);
 });
-after(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  await wadm.stop();
-  await nats.dispose();
-});
-beforeEach(() => {
-  wadm.reset();
-  running.service.statuses.forget();
-  running.service.models.clear();
-  wadm.setHosts('default', { behaviour: 'healthy', settleMs: 10 });
-});
+after(() => scenario.stop());
+beforeEach(() => scenario.reset());
 
-function metacontroller(url = running.url): FakeMetacontroller {
-  return new FakeMetacontroller({
-    syncUrl: `${url}/sync`,
-    finalizeUrl: `${url}/finalize`,
-    resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' },
-  });
+function metacontroller(url?: string): FakeMetacontroller {
+  return scenario.metacontroller(url === undefined ? {} : { url });
 }
 
 const ready = (obj: K8sObject | undefined) => obj !== undefined && condition(obj, 'Ready')?.status === 'True';
@@ -186,14 +172,4 @@ async function until(check: () => Promise<boolean>, timeoutMs = 15_000): Promise
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 20));
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-    server.on('error', fail);
-  });
 }

@@ -2,42 +2,27 @@
 // and the wadm test double (which speaks wadm 0.21's wire protocol and simulates hosts).
 import { before, after, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startFakeWadm, type FakeWadm } from './support/fake-wadm.js';
+import type { FakeWadm } from './support/fake-wadm.js';
 import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
-import { startNatsServer, type NatsServer } from './support/nats-server.js';
+import type { NatsServer } from './support/nats-server.js';
 import { fixtureResource, hello, type Resource } from './support/resources.js';
-import { startService, type RunningService } from './support/service.js';
+import type { RunningService } from './support/service.js';
+import { startScenario, type Scenario } from './support/scenario.js';
 
+let scenario: Scenario;
 let nats: NatsServer;
 let wadm: FakeWadm;
 let running: RunningService;
-const cleanups: (() => unknown)[] = [];
-const suite = { after: (fn: () => unknown) => void cleanups.push(fn) };
 
 before(async () => {
-  nats = await startNatsServer({ jetstream: false });
-  wadm = await startFakeWadm({ servers: nats.url });
-  running = await startService(suite, { NATS_URL: nats.url, WADM_TIMEOUT_MS: '500' }, { deployGraceMs: 300 });
-  await running.connected();
+  scenario = await startScenario({ WADM_TIMEOUT_MS: '500' }, { deployGraceMs: 300 });
+  ({ nats, wadm, running } = scenario);
 });
-after(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  await wadm.stop();
-  await nats.dispose();
-});
-beforeEach(() => {
-  wadm.reset();
-  running.service.statuses.forget();
-  running.service.models.clear(); // the double forgot its apps; so must our cache
-  wadm.setHosts('default', { behaviour: 'healthy', settleMs: 20 });
-});
+after(() => scenario.stop());
+beforeEach(() => scenario.reset());
 
-function metacontroller(): FakeMetacontroller {
-  return new FakeMetacontroller({
-    syncUrl: `${running.url}/sync`,
-    finalizeUrl: `${running.url}/finalize`,
-    resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' },
-  });
+function metacontroller(url?: string): FakeMetacontroller {
+  return scenario.metacontroller(url === undefined ? {} : { url });
 }
 
 const isReady = (obj: K8sObject | undefined) => condition(obj!, 'Ready')?.status === 'True';
@@ -71,7 +56,7 @@ describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
   });
 
   it('settles with Metacontroller\'s ETag cache on: resyncs are answered 304 and change nothing', async () => {
-    const mc = new FakeMetacontroller({ syncUrl: `${running.url}/sync`, finalizeUrl: `${running.url}/finalize`, etag: true, resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' } });
+    const mc = scenario.metacontroller({ etag: true });
     await deploy(mc, fixtureResource('hello.yaml'));
     const writes = mc.statusWrites;
     const hits = mc.etagHits;

@@ -1,29 +1,19 @@
 // What an operator sees: /metrics after a scenario, and the log lines it wrote.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startFakeWadm, type FakeWadm } from './support/fake-wadm.js';
-import { FakeMetacontroller, condition } from './support/metacontroller.js';
-import { startNatsServer, type NatsServer } from './support/nats-server.js';
+import { condition } from './support/metacontroller.js';
 import { hello } from './support/resources.js';
-import { startService, type RunningService } from './support/service.js';
+import { startScenario, type Scenario } from './support/scenario.js';
+import type { RunningService } from './support/service.js';
 
-let nats: NatsServer;
-let wadm: FakeWadm;
+let scenario: Scenario;
 let running: RunningService;
-const cleanups: (() => unknown)[] = [];
 
 before(async () => {
-  nats = await startNatsServer({ jetstream: false });
-  wadm = await startFakeWadm({ servers: nats.url });
-  wadm.setHosts('default', { behaviour: 'healthy', settleMs: 10 });
-  running = await startService({ after: (fn) => void cleanups.push(fn) }, { NATS_URL: nats.url, LOG_LEVEL: 'info' }, { deployGraceMs: 100 });
-  await running.connected();
+  scenario = await startScenario({ LOG_LEVEL: 'info' });
+  ({ running } = scenario);
 });
-after(async () => {
-  for (const cleanup of cleanups) await cleanup();
-  await wadm.stop();
-  await nats.dispose();
-});
+after(() => scenario.stop());
 
 async function scrape(): Promise<Map<string, number>> {
   const text = await (await fetch(`${running.url}/metrics`)).text();
@@ -45,7 +35,7 @@ describe('an operator\'s view of a deploy, an edit, settled resyncs, a bad spec 
   let infoLinesDuringResyncs: Record<string, unknown>[] = [];
 
   before(async () => {
-    const live = new FakeMetacontroller({ syncUrl: `${running.url}/sync`, finalizeUrl: `${running.url}/finalize`, resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' } });
+    const live = scenario.metacontroller();
     live.apply(hello() as never);
     await live.waitFor('default', 'hello-world', ready, { timeoutMs: 5000, intervalMs: 20 });
     live.apply(hello({ description: 'edited' }) as never);

@@ -6,44 +6,31 @@ import { connect, type NatsConnection } from 'nats';
 import { Limiter } from '../src/lattice/limiter.js';
 import { WadmClient } from '../src/lattice/wadm-client.js';
 import { WadmUnavailableError } from '../src/lattice/errors.js';
-import { startFakeWadm, type FakeWadm } from './support/fake-wadm.js';
+import type { FakeWadm } from './support/fake-wadm.js';
 import { FakeMetacontroller, condition } from './support/metacontroller.js';
-import { startNatsServer, type NatsServer } from './support/nats-server.js';
+import type { NatsServer } from './support/nats-server.js';
 import { hello } from './support/resources.js';
-import { startService, type RunningService } from './support/service.js';
+import type { RunningService } from './support/service.js';
+import { startScenario, type Scenario } from './support/scenario.js';
 
+let scenario: Scenario;
 let nats: NatsServer;
 let wadm: FakeWadm;
-let nc: NatsConnection;
 let running: RunningService;
-const cleanups: (() => unknown)[] = [];
-
+let nc: NatsConnection;
 before(async () => {
-  nats = await startNatsServer({ jetstream: false });
-  wadm = await startFakeWadm({ servers: nats.url });
+  scenario = await startScenario({ MODEL_CACHE_TTL_SECONDS: '1' }, {});
+  ({ nats, wadm, running } = scenario);
   nc = await connect({ servers: nats.url });
-  running = await startService({ after: (fn) => void cleanups.push(fn) }, { NATS_URL: nats.url, MODEL_CACHE_TTL_SECONDS: '1' }, { deployGraceMs: 100 });
-  await running.connected();
 });
 after(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
   await nc.close();
-  await wadm.stop();
-  await nats.dispose();
+  await scenario.stop();
 });
-beforeEach(() => {
-  wadm.reset();
-  running.service.statuses.forget();
-  running.service.models.clear();
-  wadm.setHosts('default', { behaviour: 'healthy', settleMs: 10 });
-});
+beforeEach(() => scenario.reset());
 
-function metacontroller(): FakeMetacontroller {
-  return new FakeMetacontroller({
-    syncUrl: `${running.url}/sync`,
-    finalizeUrl: `${running.url}/finalize`,
-    resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' },
-  });
+function metacontroller(url?: string): FakeMetacontroller {
+  return scenario.metacontroller(url === undefined ? {} : { url });
 }
 
 async function settledApp(mc: FakeMetacontroller): Promise<void> {

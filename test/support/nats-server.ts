@@ -3,12 +3,13 @@
 // crashed or interrupted test run leaves no server behind.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { connect } from 'nats';
+import { freePort } from './ports.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const START_TIMEOUT_MS = 10_000;
@@ -234,16 +235,6 @@ function portOpen(port: number): Promise<boolean> {
 }
 
 /** Binds port 0 and releases it: the OS hands out a port that was free a moment ago. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -3,9 +3,9 @@
 // end-to-end suite must not silently disappear.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { connect } from 'nats';
+import { freePort } from './ports.js';
 
 const DEFAULT_BIN = fileURLToPath(new URL('../wadm/target/release/wadm', import.meta.url));
 const LOG_LIMIT = 256 * 1024;
@@ -82,13 +82,3 @@ const live = new Set<ChildProcess>();
 process.on('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
