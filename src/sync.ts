@@ -12,8 +12,8 @@ import * as verdicts from './verdicts.js';
 
 /**
  * What the parent's spec, labels and annotations alone determine: validation, the rendered
- * manifest and its version. The costly part of a call, so the shell caches it per uid,
- * generation and metadata (see src/hooks.ts).
+ * manifest and its version. The costly part of a call, so the shell caches it per object
+ * (see src/derivations.ts).
  */
 export interface Derived {
   ref: ResourceRef;
