@@ -13,7 +13,8 @@ export interface Answer {
 interface Memo {
   resourceVersion: string;
   hook: string;
-  snapshot: unknown[];
+  /** null: the answer did not depend on the lattice (an invalid spec, a denied lattice). */
+  snapshot: unknown[] | null;
   policy: unknown;
   answer: Answer;
 }
@@ -38,7 +39,7 @@ export class AnswerMemo {
   find(uid: string, resourceVersion: string, hook: string, snapshot: () => unknown[] | undefined, policy: unknown): Answer | undefined {
     const memo = this.memos.get(uid);
     if (!memo || memo.resourceVersion !== resourceVersion || memo.hook !== hook || memo.policy !== policy) return undefined;
-    if (!sameSnapshot(memo.snapshot, snapshot())) return undefined;
+    if (memo.snapshot !== null && !sameSnapshot(memo.snapshot, snapshot())) return undefined;
     this.hits++;
     return memo.answer;
   }
@@ -52,7 +53,7 @@ export class AnswerMemo {
   }
 }
 
-function sameSnapshot(a: unknown[], b: unknown[] | undefined): boolean {
-  if (b === undefined || a.length !== b.length) return false;
+export function sameSnapshot(a: unknown[] | undefined, b: unknown[] | undefined): boolean {
+  if (a === undefined || b === undefined || a.length !== b.length) return false;
   return a.every((item, i) => item === b[i]);
 }

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Action, ActionResult, Write } from './facts.js';
 import { decideFinalize } from './finalize.js';
 import { runSteps, type Decide, type Run } from './reconcile.js';
-import { answerOf, AnswerMemo, type Answer } from './answers.js';
+import { answerOf, AnswerMemo, sameSnapshot, type Answer } from './answers.js';
 import { Derivations } from './derivations.js';
 import type { HookRequest, HookResponse } from './schema/hook.js';
 import { decideSync, prepare, type Prepared } from './sync.js';
@@ -45,11 +45,7 @@ export function createHooks(deps: HookDeps): Hooks {
 
   const memo = new AnswerMemo(deps.cacheEntries ?? 10_000);
 
-  async function run(hook: HookName, decide: Decide, request: HookRequest, log: Logger): Promise<HookResponse> {
-    return (await runHook(hook, decide, request, log)).response;
-  }
-
-  async function runHook(hook: HookName, decide: Decide, request: HookRequest, log: Logger): Promise<Run & { prepared: Prepared }> {
+  async function run(hook: HookName, decide: Decide, request: HookRequest, log: Logger): Promise<Run> {
     const prepared = prepare(request, deps.tenancy, derivations.of(request.parent));
     const deadline = deps.now() + deps.budgetMs;
     const perform = (action: Action): Promise<ActionResult> =>
@@ -59,39 +55,36 @@ export function createHooks(deps: HookDeps): Hooks {
     const result = await runSteps(decide, prepared, perform, deps.now);
     logRun(log, hook, prepared, result);
     deps.onRun?.(hook, result, prepared);
-    return { ...result, prepared };
+    return result;
   }
 
   async function answer(hook: HookName, request: HookRequest, log: Logger): Promise<Answer> {
     const { uid, resourceVersion } = request.parent.metadata;
-    const latticeOf = () => derivations.of(request.parent);
     const snapshot = () => {
-      const derived = latticeOf();
+      const derived = derivations.of(request.parent);
       return deps.lattice.snapshot?.(derived.lattice, derived.ref.name);
     };
     const policy = deps.tenancy.revision?.();
-    if (uid === undefined || resourceVersion === undefined) return answerOf(await run(hook, DECIDE[hook], request, log));
+    if (uid === undefined || resourceVersion === undefined) return answerOf((await run(hook, DECIDE[hook], request, log)).response);
     const known = memo.find(uid, resourceVersion, hook, snapshot, policy);
-    if (known) {
-      deps.onAnswer?.('memory');
-      return known;
-    }
-    deps.onAnswer?.('computed');
+    deps.onAnswer?.(known ? 'memory' : 'computed');
+    if (known) return known;
     const before = snapshot();
-    const result = await runHook(hook, DECIDE[hook], request, log);
+    const result = await run(hook, DECIDE[hook], request, log);
     const computed = answerOf(result.response);
     // Only a settled answer that needed nothing new from wadm, with nothing changing meanwhile.
     const settled = result.response.resyncAfterSeconds === undefined && result.facts.writes.length === 0 && !result.facts.unavailable;
-    const after = result.actions.length === 0 ? [] : snapshot();
-    if (settled && after !== undefined && (result.actions.length === 0 || sameItems(before, after))) {
+    // null: the answer needed nothing from the lattice (an invalid spec, a denied lattice).
+    const after = result.actions.length === 0 ? null : snapshot();
+    if (settled && (after === null || (after !== undefined && sameSnapshot(before, after)))) {
       memo.keep(uid, { resourceVersion, hook, snapshot: after, policy, answer: computed });
     } else memo.forget(uid);
     return computed;
   }
 
   return {
-    sync: (request, log) => run('sync', decideSync, request, log),
-    finalize: (request, log) => run('finalize', decideFinalize, request, log),
+    sync: async (request, log) => (await run('sync', decideSync, request, log)).response,
+    finalize: async (request, log) => (await run('finalize', decideFinalize, request, log)).response,
     answer,
     memo,
   };
@@ -99,9 +92,6 @@ export function createHooks(deps: HookDeps): Hooks {
 
 const DECIDE: Record<HookName, Decide> = { sync: decideSync, finalize: decideFinalize };
 
-function sameItems(a: unknown[] | undefined, b: unknown[]): boolean {
-  return a !== undefined && a.length === b.length && a.every((item, i) => item === b[i]);
-}
 
 function identity(prepared: Prepared) {
   return {

@@ -53,6 +53,16 @@ describe('answers from memory', () => {
     assert.equal(finalized.finalized, true, 'another hook is not served from the sync memo');
   });
 
+  it('reuses an answer that needed nothing from the lattice (an invalid spec) whatever the lattice does', async () => {
+    const { state, l } = lattice();
+    const hooks = createHooks({ lattice: l, tenancy: { defaultLattice: 'default', allows: () => true }, budgetMs: 1000, now: Date.now });
+    const invalid = request('7', { components: [] });
+    await hooks.answer('sync', invalid, SILENT);
+    state.token = {};
+    await hooks.answer('sync', invalid, SILENT);
+    assert.equal(hooks.memo.hits, 1);
+  });
+
   it('never keeps an answer that asks for a resync', async () => {
     const { memory, l } = lattice();
     const hooks = createHooks({ lattice: l, tenancy: { defaultLattice: 'default', allows: () => true }, budgetMs: 1000, now: Date.now });
