@@ -95,5 +95,8 @@ function isTime(text: string): boolean {
 }
 
 function truncate(message: string): string {
-  return message.length <= MAX_MESSAGE ? message : `${message.slice(0, MAX_MESSAGE - 1)}…`;
+  if (message.length <= MAX_MESSAGE) return message;
+  // Never cut between the two halves of a surrogate pair (an emoji, say).
+  const cut = /[\uD800-\uDBFF]/.test(message.charAt(MAX_MESSAGE - 2)) ? MAX_MESSAGE - 2 : MAX_MESSAGE - 1;
+  return `${message.slice(0, cut)}…`;
 }

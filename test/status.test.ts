@@ -68,6 +68,14 @@ describe('mapping wadm status to our status', () => {
     const answer = statusFor({ status: { type: 'failed', message: 'x'.repeat(10_000) } });
     assert.ok(answer.status.message!.length <= 1024);
   });
+
+  it('never cuts a message between the halves of a surrogate pair', () => {
+    for (const pad of [1021, 1022, 1023]) {
+      const message = statusFor({ status: { type: 'failed', message: 'x'.repeat(pad) + '🙂'.repeat(20) } }).status.message!;
+      assert.ok(message.length <= 1024);
+      assert.doesNotMatch(message, /[\uD800-\uDBFF](?![\uDC00-\uDFFF])/, `a lone high surrogate with pad ${pad}`);
+    }
+  });
 });
 
 describe('resync', () => {
