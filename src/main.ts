@@ -1,4 +1,59 @@
-// The container's entry point (`node dist/main.js`, `npm start`): the service.
-import { serve } from './serve.js';
+#!/usr/bin/env node
+// The one entry of the program (`node dist/main.js`, the image, the `wasmcloud-metacontroller`
+// command): reads the command line and the configuration once, then either runs a CLI command or
+// builds the service and owns the process — listening, signals and exit codes.
+import { parseCommandLine, USAGE } from './cli/index.js';
+import { createService, type Service } from './service/build.js';
+import { loadConfig, type Config } from './service/config.js';
+import { createLogger } from './service/logger.js';
 
-await serve(process.env);
+const NAME = 'wasmcloud-metacontroller';
+
+async function main(argv: string[]): Promise<void> {
+  const invocation = parseCommandLine(argv);
+  if (invocation.command === 'help') return void process.stdout.write(USAGE);
+  const loaded = loadConfig(process.env);
+  if (!loaded.ok) {
+    // The service exits 1 (a bad Deployment); a CLI command 2 (a usage problem).
+    const serving = invocation.command === 'serve';
+    process.stderr.write(`${serving ? `${NAME}: ` : ''}invalid configuration: ${loaded.errors.join('; ')}\n`);
+    return void (process.exitCode = serving ? 1 : 2);
+  }
+  if (invocation.command === 'serve') return serve(loaded.config);
+  const outcome = await invocation.run(loaded.config);
+  process.stdout.write(outcome.stdout);
+  process.stderr.write(outcome.stderr);
+  process.exitCode = outcome.code;
+}
+
+/** Runs the service until SIGTERM or SIGINT: readiness off, calls in flight finish, exit 0. */
+async function serve(config: Config): Promise<void> {
+  const logger = createLogger(config.logLevel, undefined, config.logFormat);
+  let service: Service;
+  try {
+    service = createService(config, logger);
+  } catch (err) {
+    // A policy, token or certificate file that cannot be read or parsed at start.
+    process.stderr.write(`${NAME}: ${(err as Error).message}\n`);
+    return void (process.exitCode = 1);
+  }
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal, delayMs: config.shutdownDelayMs }, 'shutting down: readiness off, finishing hook calls in flight');
+    await service.shutdown(config.shutdownDelayMs);
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  await service.app.listen({ port: config.port, host: config.host });
+}
+
+try {
+  await main(process.argv.slice(2));
+} catch (err) {
+  process.stderr.write(`${NAME}: ${(err as Error).message}\n`);
+  process.exitCode = 2;
+}

@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { createHooks, type Lattice } from '../src/hooks.js';
-import { fromPolicy, parsePolicy, type Tenancy } from '../src/tenancy.js';
+import { createHooks, type Lattice } from '../src/http/hooks.js';
+import { fromPolicy, parsePolicy, type Tenancy } from '../src/core/tenancy.js';
 import { MemoryLattice } from './support/memory-lattice.js';
 import { hello, hookRequest } from './support/resources.js';
 

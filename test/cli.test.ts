@@ -1,4 +1,4 @@
-// The command-line tool: each command through the real binary entry (src/cli.ts), with good and
+// The command-line tool: each command through the real binary entry (src/main.ts), with good and
 // bad files; `status` against a real nats-server and the wadm double.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,14 +18,14 @@ const ROOT = resolve(import.meta.dirname, '..');
 const dir = mkdtempSync(join(tmpdir(), 'cli-'));
 
 function cli(args: string[], env: Record<string, string> = {}) {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', resolve(ROOT, 'src/cli.ts'), ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', resolve(ROOT, 'src/main.ts'), ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
 /** For commands that need this process to keep serving (the wadm double runs here). */
 function cliAsync(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', resolve(ROOT, 'src/cli.ts'), ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+    const child = spawn(process.execPath, ['--import', 'tsx', resolve(ROOT, 'src/main.ts'), ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -74,7 +74,7 @@ describe('validate', () => {
   });
 
   it('reads standard input with -', () => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'validate', '-'], { cwd: ROOT, encoding: 'utf8', input: yaml.dump(fixtureResource('hello.yaml')) });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'validate', '-'], { cwd: ROOT, encoding: 'utf8', input: yaml.dump(fixtureResource('hello.yaml')) });
     assert.equal(run.status, 0, run.stdout + run.stderr);
     assert.match(run.stdout, /^-: WasmCloudApplication default\/hello-world: valid/);
   });

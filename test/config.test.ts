@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/service/config.js';
 import { freePort } from './support/ports.js';
 
 const MAIN = resolve(import.meta.dirname, '../src/main.ts');
@@ -86,8 +86,9 @@ describe('the process', () => {
     const port = await freePort();
     const proc = start({ PORT: String(port), HOST: '127.0.0.1', NATS_URL: 'nats://127.0.0.1:1' });
     t.after(() => proc.child.kill('SIGKILL'));
-    const health = await poll(`http://127.0.0.1:${port}/healthz`);
-    assert.equal(health, 200);
+    // Wait for the process to say it listens, not for a deadline: a loaded machine starts slowly.
+    await until(() => proc.output().stdout.includes('Server listening'));
+    assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
     assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 503);
     proc.child.kill('SIGTERM');
     assert.equal(await proc.exited, 0);
@@ -95,14 +96,6 @@ describe('the process', () => {
   });
 });
 
-async function poll(url: string, timeoutMs = 15_000): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return (await fetch(url)).status;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 50));
 }

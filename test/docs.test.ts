@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { Metrics } from '../src/metrics.js';
-import { VARIABLES } from '../src/config.js';
-import { EXCLUDED_KEY_PATTERNS } from '../src/metadata.js';
-import { HOOK_PATHS } from '../src/server.js';
+import { Metrics } from '../src/service/metrics.js';
+import { VARIABLES } from '../src/service/config.js';
+import { EXCLUDED_KEY_PATTERNS } from '../src/core/names.js';
+import { HOOK_PATHS } from '../src/http/server.js';
 
 const readme = readFileSync(resolve(import.meta.dirname, '../README.md'), 'utf8');
 
@@ -41,7 +41,7 @@ describe('README.md', () => {
       const [command, ...expected] = example.trimEnd().split('\n');
       const args = command!.replace(/^wasmcloud-metacontroller /, '').replace(/ > \S+$/, '').split(' ');
       const redirected = / > \S+$/.test(command!);
-      const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: resolve(import.meta.dirname, '..'), encoding: 'utf8' });
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: resolve(import.meta.dirname, '..'), encoding: 'utf8' });
       const shown = redirected ? run.stderr : run.stdout + run.stderr;
       assert.equal(shown.trimEnd(), expected.join('\n'), `$ ${command}`);
     }

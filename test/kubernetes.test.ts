@@ -9,13 +9,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import yaml from 'js-yaml';
-import { loadConfig, VARIABLES } from '../src/config.js';
+import { loadConfig, VARIABLES } from '../src/service/config.js';
 import { buildCrd, GROUP, KIND, PLURAL, VERSION } from '../src/schema/crd.js';
 import type { Parent } from '../src/schema/hook.js';
-import { HOOK_PATHS } from '../src/server.js';
-import { buildStatus, type Verdict } from '../src/status.js';
-import { validateParent } from '../src/validate.js';
-import { fromWadm, invalidSpec, suspended, unavailable, versionConflict } from '../src/verdicts.js';
+import { HOOK_PATHS } from '../src/http/server.js';
+import { buildStatus, type Verdict } from '../src/core/status.js';
+import { validateParent } from '../src/core/validate.js';
+import { fromWadm, invalidSpec, suspended, unavailable, versionConflict } from '../src/core/reasons.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const DIRS = ['manifests', 'examples/secure-install', 'examples/lattice', 'examples/apps', 'examples/gitops/flux', 'examples/gitops/argocd'];

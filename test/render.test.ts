@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import yaml from 'js-yaml';
-import { renderManifest } from '../src/render.js';
-import { validateParent } from '../src/validate.js';
+import { renderManifest } from '../src/core/manifest.js';
+import { validateParent } from '../src/core/validate.js';
 import type { Parent } from '../src/schema/hook.js';
 import { fixtureResource, fixtureText, hello, type Resource } from './support/resources.js';
 

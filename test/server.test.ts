@@ -1,11 +1,11 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { createHooks, type Lattice } from '../src/hooks.js';
-import { createLogger } from '../src/logger.js';
-import { Metrics } from '../src/metrics.js';
-import { buildServer } from '../src/server.js';
-import { defaultOnly } from '../src/tenancy.js';
+import { createHooks, type Lattice } from '../src/http/hooks.js';
+import { createLogger } from '../src/service/logger.js';
+import { Metrics } from '../src/service/metrics.js';
+import { buildServer } from '../src/http/server.js';
+import { defaultOnly } from '../src/core/tenancy.js';
 import { MemoryLattice } from './support/memory-lattice.js';
 import { fixtureResource, hello, hookRequest } from './support/resources.js';
 

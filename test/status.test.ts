@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildStatus, resyncDelay } from '../src/status.js';
-import { fromWadm } from '../src/verdicts.js';
-import type { WadmStatus } from '../src/lattice/wadm-types.js';
+import { buildStatus, resyncDelay } from '../src/core/status.js';
+import { fromWadm } from '../src/core/reasons.js';
+import type { WadmStatus } from '../src/lattice/wire.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 const context = { generation: 3, lattice: 'default', previous: undefined, now: NOW };

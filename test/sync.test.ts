@@ -1,12 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideSync, prepare } from '../src/sync.js';
-import { defaultOnly } from '../src/tenancy.js';
+import { decideSync, prepare } from '../src/core/sync.js';
+import { defaultOnly } from '../src/core/tenancy.js';
 
 const TENANCY = defaultOnly('default');
 import { MemoryLattice } from './support/memory-lattice.js';
 import { fixtureResource, hello, hookRequest, resource, type Resource } from './support/resources.js';
-import type { Action } from '../src/facts.js';
+import type { Action } from '../src/core/facts.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 

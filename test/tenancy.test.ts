@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultOnly, fromPolicy, parsePolicy } from '../src/tenancy.js';
-import { decideFinalize } from '../src/finalize.js';
-import { decideSync, prepare } from '../src/sync.js';
+import { defaultOnly, fromPolicy, parsePolicy } from '../src/core/tenancy.js';
+import { decideFinalize } from '../src/core/finalize.js';
+import { decideSync, prepare } from '../src/core/sync.js';
 import { MemoryLattice } from './support/memory-lattice.js';
 import { hello, hookRequest } from './support/resources.js';
 

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { validateParent } from '../src/validate.js';
+import { validateParent } from '../src/core/validate.js';
 import type { Parent } from '../src/schema/hook.js';
 import { fixtureResource, hello, resource, type Resource } from './support/resources.js';
 

@@ -1,11 +1,11 @@
 // The command-line tool's commands, each a function from arguments to (output, exit code), so
 // that tests call them directly and the binary only prints.
 import yaml from 'js-yaml';
-import { API_VERSION, convertManifest, KIND } from '../convert.js';
-import { renderManifest } from '../render.js';
+import { API_VERSION, convertManifest, KIND } from '../core/convert.js';
+import { renderManifest } from '../core/manifest.js';
 import { ParentSchema, type Parent } from '../schema/hook.js';
 import { compile } from '../schema/validator.js';
-import { validateParent, type Validation } from '../validate.js';
+import { validateParent, type Validation } from '../core/validate.js';
 import { readDocuments, type Document } from './documents.js';
 
 export interface Outcome {

@@ -2,13 +2,13 @@
 // would write for a resource whose desired version is the one wadm has deployed.
 import { connect } from 'nats';
 import yaml from 'js-yaml';
-import type { Config } from '../config.js';
+import type { Config } from '../service/config.js';
 import { natsSecurityOptions } from '../lattice/nats-auth.js';
 import { WadmUnavailableError } from '../lattice/errors.js';
 import { WadmClient } from '../lattice/wadm-client.js';
-import { OWNER_ANNOTATION } from '../metadata.js';
-import { buildStatus } from '../status.js';
-import { fromWadm } from '../verdicts.js';
+import { OWNER_ANNOTATION } from '../core/names.js';
+import { buildStatus } from '../core/status.js';
+import { fromWadm } from '../core/reasons.js';
 import type { Outcome } from './commands.js';
 
 export async function status(name: string, lattice: string, config: Config, now = Date.now()): Promise<Outcome> {

@@ -1,13 +1,13 @@
 // Performs the core's actions against wadm for one application and reports the results in the
 // core's terms. Everything wadm- and NATS-specific about an action lives here.
-import type { Action, ActionResult, Write } from '../facts.js';
-import { CONTENT_HASH_ANNOTATION, OWNER_ANNOTATION } from '../metadata.js';
+import type { Action, ActionResult, Write } from '../core/facts.js';
+import { CONTENT_HASH_ANNOTATION, OWNER_ANNOTATION } from '../core/names.js';
 import { WadmUnavailableError } from './errors.js';
-import type { LatticeWatch } from './lattice-watch.js';
+import type { LatticeWatch } from './watch.js';
 import type { ModelCache } from './model-cache.js';
 import type { StatusCache } from './status-cache.js';
 import type { WadmClient, WriteOutcome } from './wadm-client.js';
-import type { ModelFacts, VersionFacts } from './wadm-types.js';
+import type { ModelFacts, VersionFacts } from './wire.js';
 
 export class LatticeGateway {
   constructor(

@@ -1,11 +1,11 @@
 // Wires everything NATS-side for the hooks: the wadm client, the caches that make a settled
 // resync free (model facts, statuses) and the per-lattice subscriptions that keep them current.
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
-import type { Metrics } from '../metrics.js';
+import type { Config } from '../service/config.js';
+import type { Metrics } from '../service/metrics.js';
 import type { NatsLink } from './connection.js';
 import { LatticeGateway } from './gateway.js';
-import { LatticeWatch } from './lattice-watch.js';
+import { LatticeWatch } from './watch.js';
 import { ModelCache } from './model-cache.js';
 import { StatusCache } from './status-cache.js';
 import { WadmClient } from './wadm-client.js';

@@ -2,12 +2,12 @@
 // application's resync needs no NATS request. Kept current by our own writes and by wadm's
 // deploy/undeploy events; everything else (a `wash app put` or delete by someone else) is
 // noticed when an entry expires, after at most the TTL.
-import type { Write } from '../facts.js';
-import { afterWrite } from '../facts.js';
-import type { Feed } from './lattice-watch.js';
-import { Lru } from '../lru.js';
+import type { Write } from '../core/facts.js';
+import { afterWrite } from '../core/facts.js';
+import type { Feed } from './watch.js';
+import { Lru } from '../core/lru.js';
 import { eventSubject } from './subjects.js';
-import type { ModelFacts } from './wadm-types.js';
+import type { ModelFacts } from './wire.js';
 
 interface Entry {
   model: ModelFacts | null;

@@ -2,12 +2,12 @@
 // subscription (see feed()) and from model.status replies. wadm's status does not say which version it
 // describes, so the cache also remembers when we deployed: a status that may predate our
 // deploy is flagged, and the core will not call it Ready.
-import type { StatusFacts } from '../facts.js';
+import type { StatusFacts } from '../core/facts.js';
 import { compile } from '../schema/validator.js';
-import type { Feed } from './lattice-watch.js';
-import { Lru } from '../lru.js';
+import type { Feed } from './watch.js';
+import { Lru } from '../core/lru.js';
 import { statusSubject } from './subjects.js';
-import { WadmStatusSchema, type WadmStatus } from './wadm-types.js';
+import { WadmStatusSchema, type WadmStatus } from './wire.js';
 
 export interface StatusCacheOptions {
   maxEntries: number;

@@ -12,7 +12,7 @@ import {
   StatusReplySchema,
   VersionsReplySchema,
   type WadmStatus,
-} from './wadm-types.js';
+} from './wire.js';
 import type { Static } from '@sinclair/typebox';
 
 export interface WadmClientOptions {

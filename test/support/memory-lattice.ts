@@ -1,9 +1,9 @@
 // An in-memory lattice at the level of the core's actions (no NATS, no wire format): lets unit
 // tests run whole sync/finalize calls through the real step loop and inspect what changed.
-import type { Action, ActionResult, StatusFacts } from '../../src/facts.js';
-import type { WadmStatus } from '../../src/lattice/wadm-types.js';
-import { runSteps, type Decide, type Run } from '../../src/reconcile.js';
-import type { Prepared } from '../../src/sync.js';
+import type { Action, ActionResult, StatusFacts } from '../../src/core/facts.js';
+import type { WadmStatus } from '../../src/lattice/wire.js';
+import { runSteps, type Decide, type Run } from '../../src/http/steps.js';
+import type { Prepared } from '../../src/core/sync.js';
 
 interface StoredVersion {
   owner: string | null;

@@ -5,7 +5,7 @@ import { startFakeWadm, type FakeWadm } from './fake-wadm.js';
 import { FakeMetacontroller } from './metacontroller.js';
 import { startNatsServer, type NatsServer } from './nats-server.js';
 import { startService, type RunningService } from './service.js';
-import type { ServiceOptions } from '../../src/service.js';
+import type { ServiceOptions } from '../../src/service/build.js';
 
 export interface Scenario {
   nats: NatsServer;

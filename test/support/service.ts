@@ -4,9 +4,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { loadConfig, type Config } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
-import { createService, type Service, type ServiceOptions } from '../../src/service.js';
+import { loadConfig, type Config } from '../../src/service/config.js';
+import { createLogger } from '../../src/service/logger.js';
+import { createService, type Service, type ServiceOptions } from '../../src/service/build.js';
 
 export interface RunningService {
   service: Service;

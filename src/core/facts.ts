@@ -1,7 +1,7 @@
 // What one hook call has learned about the lattice so far, and the steps the core can ask the
 // shell to take. The core decides the next step from these facts; the shell performs it and
 // folds the result back in with `learn`. Facts are never mutated: each fold returns new facts.
-import type { ModelFacts, UnavailableReason, VersionFacts, WadmStatus } from './lattice/wadm-types.js';
+import type { ModelFacts, UnavailableReason, VersionFacts, WadmStatus } from '../lattice/wire.js';
 
 export interface StatusFacts {
   status: WadmStatus;

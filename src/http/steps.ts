@@ -1,9 +1,9 @@
 // The shell around the core: asks the core for the next step, performs it, folds the result into
 // the facts and asks again, until the core answers. The loop is bounded: a wadm that keeps
 // contradicting itself ends as LatticeUnavailable rather than as a hung hook.
-import { learn, NO_FACTS, type Action, type ActionResult, type LatticeFacts } from './facts.js';
-import type { HookResponse } from './schema/hook.js';
-import type { Prepared, Step } from './sync.js';
+import { learn, NO_FACTS, type Action, type ActionResult, type LatticeFacts } from '../core/facts.js';
+import type { HookResponse } from '../schema/hook.js';
+import type { Prepared, Step } from '../core/sync.js';
 
 export type Decide = (prepared: Prepared, facts: LatticeFacts, now: number) => Step;
 export type Perform = (action: Action) => Promise<ActionResult>;

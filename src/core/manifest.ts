@@ -1,10 +1,10 @@
 // Renders a DesiredApplication into the wadm manifest we put. Pure and deterministic: the version
 // of an unpinned spec is a hash of this manifest, so every replica, before and after a restart,
 // names the same content with the same version and an unchanged spec never makes a new one.
-import type { ApplicationSpec } from './schema/application.js';
+import type { ApplicationSpec } from '../schema/application.js';
 import type { DesiredApplication } from './validate.js';
 import { canonicalJson, sha256Hex } from './canonical-json.js';
-import { CONTENT_HASH_ANNOTATION, DESCRIPTION_ANNOTATION, OWNER_ANNOTATION, VERSION_ANNOTATION } from './metadata.js';
+import { CONTENT_HASH_ANNOTATION, DESCRIPTION_ANNOTATION, OWNER_ANNOTATION, VERSION_ANNOTATION } from './names.js';
 
 export interface WadmManifest {
   apiVersion: 'core.oam.dev/v1beta1';

@@ -1,7 +1,7 @@
 // Turns a verdict (what the core concluded) into the status Metacontroller writes. Deterministic:
 // the only clock value is lastTransitionTime, kept from the previous status unless the
 // condition's status flips, so an unchanged situation gives byte-identical status.
-import type { ApplicationStatus, Condition, ConditionStatus, ConditionType, Phase, ScalerStatus } from './schema/status.js';
+import type { ApplicationStatus, Condition, ConditionStatus, ConditionType, Phase, ScalerStatus } from '../schema/status.js';
 
 export interface Verdict {
   phase: Phase;

@@ -3,7 +3,7 @@
 // DEFAULT_LATTICE is allowed; with one, only what it grants.
 import { Type, type Static } from '@sinclair/typebox';
 import yaml from 'js-yaml';
-import { compile } from './schema/validator.js';
+import { compile } from '../schema/validator.js';
 
 export interface Tenancy {
   defaultLattice: string;

@@ -4,11 +4,11 @@ import {
   ApplicationSpecSchema,
   DEFAULT_REVISION_HISTORY_LIMIT,
   type ApplicationSpec,
-} from './schema/application.js';
-import type { Parent } from './schema/hook.js';
-import { compile } from './schema/validator.js';
-import { ADOPT_ANNOTATION, isPassedThrough, isValidOamKey, VERSION_ANNOTATION } from './metadata.js';
-import { checkComponents } from './validate-components.js';
+} from '../schema/application.js';
+import type { Parent } from '../schema/hook.js';
+import { compile } from '../schema/validator.js';
+import { ADOPT_ANNOTATION, isPassedThrough, isValidOamKey, VERSION_ANNOTATION } from './names.js';
+import { checkComponents } from './components.js';
 
 export interface ResourceRef {
   namespace: string;

@@ -1,9 +1,9 @@
 // Every situation the hook can report, as a Verdict with a stable reason. Reasons are API:
 // users alert on them and the README's troubleshooting table lists them.
 import type { StatusFacts } from './facts.js';
-import type { ModelFacts, UnavailableReason, WadmStatusType } from './lattice/wadm-types.js';
-import { ADOPT_ANNOTATION, OWNER_ANNOTATION } from './metadata.js';
-import { SCALER_STATES, type ScalerState, type ScalerStatus } from './schema/status.js';
+import type { ModelFacts, UnavailableReason, WadmStatusType } from '../lattice/wire.js';
+import { ADOPT_ANNOTATION, OWNER_ANNOTATION } from './names.js';
+import { SCALER_STATES, type ScalerState, type ScalerStatus } from '../schema/status.js';
 import type { Verdict } from './status.js';
 
 export function invalidSpec(problems: string[]): Verdict {

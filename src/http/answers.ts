@@ -3,7 +3,7 @@
 // application in wadm (model and status cache entries, compared by identity) are unchanged.
 // A resync of a settled application then costs a JSON.parse and a few lookups.
 import { createHash } from 'node:crypto';
-import { Lru } from './lru.js';
+import { Lru } from '../core/lru.js';
 
 export interface Answer {
   json: string;

@@ -9,8 +9,8 @@ import {
   type LinkProperties,
   type ScalerProperties,
   type SecretProperty,
-} from './schema/application.js';
-import { compile } from './schema/validator.js';
+} from '../schema/application.js';
+import { compile } from '../schema/validator.js';
 
 const checkScaler = compile<ScalerProperties>(ScalerPropertiesSchema);
 const checkLink = compile<LinkProperties>(LinkPropertiesSchema);

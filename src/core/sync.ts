@@ -2,13 +2,13 @@
 // next step — read something, write something, or answer. Pure: no I/O, no clock (`now` is an
 // input), inputs never mutated. src/reconcile.ts runs the steps against wadm.
 import type { Action, LatticeFacts, Write } from './facts.js';
-import type { ModelFacts } from './lattice/wadm-types.js';
-import type { HookRequest, HookResponse, Parent } from './schema/hook.js';
-import { renderManifest, type RenderedManifest } from './render.js';
+import type { ModelFacts } from '../lattice/wire.js';
+import type { HookRequest, HookResponse, Parent } from '../schema/hook.js';
+import { renderManifest, type RenderedManifest } from './manifest.js';
 import { buildStatus, type Verdict } from './status.js';
 import { latticeOf, refOf, validateParent, type DesiredApplication, type ResourceRef } from './validate.js';
 import type { Tenancy } from './tenancy.js';
-import * as verdicts from './verdicts.js';
+import * as verdicts from './reasons.js';
 
 /**
  * What the parent's spec, labels and annotations alone determine: validation, the rendered

@@ -1,14 +1,14 @@
 // The hook handlers: prepare the request, run the core's steps against the lattice, log what
 // changed. No HTTP here (src/server.ts) and no decisions (src/sync.ts, src/finalize.ts).
 import type { Logger } from 'pino';
-import type { Action, ActionResult, Write } from './facts.js';
-import { decideFinalize } from './finalize.js';
-import { runSteps, type Decide, type Run } from './reconcile.js';
+import type { Action, ActionResult, Write } from '../core/facts.js';
+import { decideFinalize } from '../core/finalize.js';
+import { runSteps, type Decide, type Run } from './steps.js';
 import { answerOf, AnswerMemo, sameSnapshot, type Answer } from './answers.js';
 import { Derivations } from './derivations.js';
-import type { HookRequest, HookResponse } from './schema/hook.js';
-import { decideSync, prepare, type Prepared } from './sync.js';
-import type { Tenancy } from './tenancy.js';
+import type { HookRequest, HookResponse } from '../schema/hook.js';
+import { decideSync, prepare, type Prepared } from '../core/sync.js';
+import type { Tenancy } from '../core/tenancy.js';
 
 /** Where actions are performed: wadm over NATS in production, memory in unit tests. */
 export interface Lattice {

@@ -4,9 +4,9 @@ import Fastify, { LogController, type FastifyReply, type FastifyRequest } from '
 import type { Logger } from 'pino';
 import type { Authorize } from './auth.js';
 import type { HookName, Hooks } from './hooks.js';
-import type { Metrics } from './metrics.js';
-import { HookRequestSchema, type HookRequest } from './schema/hook.js';
-import { compile } from './schema/validator.js';
+import type { Metrics } from '../service/metrics.js';
+import { HookRequestSchema, type HookRequest } from '../schema/hook.js';
+import { compile } from '../schema/validator.js';
 
 export interface ServerDeps {
   hooks: Hooks;

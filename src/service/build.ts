@@ -1,16 +1,16 @@
 // Wires the service from its configuration: NATS link, wadm client, status cache, hooks and the
 // HTTP app. main.ts runs it as a process; tests run it in-process against real servers.
 import type { Logger } from 'pino';
-import { bearerAuthorizer } from './auth.js';
+import { bearerAuthorizer } from '../http/auth.js';
 import type { Config } from './config.js';
-import type { Write } from './facts.js';
-import { createHooks } from './hooks.js';
+import type { Write } from '../core/facts.js';
+import { createHooks } from '../http/hooks.js';
 import { watchedFiles } from './files.js';
-import { startNatsLink } from './lattice/connection.js';
-import { createLatticeLayer, type LatticeOptions } from './lattice/layer.js';
-import { natsSecurityOptions } from './lattice/nats-auth.js';
+import { startNatsLink } from '../lattice/connection.js';
+import { createLatticeLayer, type LatticeOptions } from '../lattice/layer.js';
+import { natsSecurityOptions } from '../lattice/nats-auth.js';
 import { Metrics } from './metrics.js';
-import { buildServer } from './server.js';
+import { buildServer } from '../http/server.js';
 
 const HOOK_TIMEOUT_MS = 10_000; // Metacontroller's default webhook timeout
 

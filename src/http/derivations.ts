@@ -2,9 +2,9 @@
 // spec, labels and annotations. Kept per object (uid), latest content only, so that an object
 // edited again and again holds one entry.
 import { createHash } from 'node:crypto';
-import { Lru } from './lru.js';
-import type { Parent } from './schema/hook.js';
-import { derive, type Derived } from './sync.js';
+import { Lru } from '../core/lru.js';
+import type { Parent } from '../schema/hook.js';
+import { derive, type Derived } from '../core/sync.js';
 
 interface Entry {
   /** The object's resourceVersion when last seen: equal means unchanged, without hashing. */

@@ -2,9 +2,9 @@
 // certificate (see WatchedFile).
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { parseToken } from './auth.js';
+import { parseToken } from '../http/auth.js';
 import type { Config } from './config.js';
-import { defaultOnly, fromPolicy, parsePolicy, type Tenancy } from './tenancy.js';
+import { defaultOnly, fromPolicy, parsePolicy, type Tenancy } from '../core/tenancy.js';
 import { WatchedFile } from './watched-file.js';
 
 /** The files the service reads and re-reads: lattice policy, bearer token, TLS certificate. */

@@ -1,10 +1,10 @@
 // The finalize hook's core: remove the model from wadm when the resource is deleted, if the
 // deletion policy says so and the model is ours. Same shape as decideSync.
 import type { LatticeFacts } from './facts.js';
-import { OWNER_ANNOTATION } from './metadata.js';
+import { OWNER_ANNOTATION } from './names.js';
 import type { Verdict } from './status.js';
 import { respond, type Prepared, type Step } from './sync.js';
-import * as verdicts from './verdicts.js';
+import * as verdicts from './reasons.js';
 
 /** As src/validate.ts: one NATS token of at most 253 characters (lattices have at most 128). */
 const TOKEN = /^[-\w]{1,253}$/;

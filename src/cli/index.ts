@@ -1,0 +1,59 @@
+// The command line: `wasmcloud-metacontroller [command]`. Parses arguments and runs one command as
+// a function from arguments to (output, exit code); `serve` is handed back to src/main.ts, which
+// owns the process.
+import { parseArgs } from 'node:util';
+import type { Config } from '../service/config.js';
+import { convert, render, validate, type Outcome } from './commands.js';
+import { status } from './status.js';
+
+export const USAGE = `usage: wasmcloud-metacontroller [command]
+
+  serve                        run the hook service (the default); configured by environment variables
+  validate FILE...             run the hook's validation on WasmCloudApplication files (YAML, multi-document,
+                               or JSON; - for stdin); exit 1 on any error
+  render FILE                  print the exact wadm manifest (JSON) the hook would put, and its version
+  convert FILE                 turn wadm (OAM) manifests into WasmCloudApplication resources
+  status NAME --lattice L      ask wadm over NATS (NATS_URL, NATS_*) and print the status the hook would write
+
+options:
+  -n, --namespace NS           namespace of resources without one (default: default)
+  -l, --lattice L              lattice (default: DEFAULT_LATTICE or default)
+  -h, --help
+`;
+
+export type Invocation = { command: 'serve' } | { command: 'help' } | { command: 'run'; run: (config: Config) => Promise<Outcome> | Outcome };
+
+const fail = (message: string): Invocation => ({ command: 'run', run: () => ({ stdout: '', stderr: message, code: 2 }) });
+
+/** What the arguments ask for; commands run later, with the configuration main has loaded. */
+export function parseCommandLine(argv: string[]): Invocation {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { namespace: { type: 'string', short: 'n' }, lattice: { type: 'string', short: 'l' }, help: { type: 'boolean', short: 'h' } },
+    });
+  } catch (err) {
+    return fail(`${(err as Error).message}\n${USAGE}`);
+  }
+  const { positionals, values } = parsed;
+  const [command = 'serve', ...args] = positionals;
+  if (values.help) return { command: 'help' };
+  const options = (config: Config) => ({ namespace: values.namespace ?? 'default', defaultLattice: config.defaultLattice });
+  const one = (what: string, then: Invocation): Invocation => (args.length === 1 ? then : fail(`${command} takes exactly one ${what}\n${USAGE}`));
+  switch (command) {
+    case 'serve':
+      return { command: 'serve' };
+    case 'validate':
+      return args.length > 0 ? { command: 'run', run: (config) => validate(args, options(config)) } : fail(`validate needs at least one FILE\n${USAGE}`);
+    case 'render':
+      return one('FILE', { command: 'run', run: (config) => render(args[0]!, options(config)) });
+    case 'convert':
+      return one('FILE', { command: 'run', run: (config) => convert(args[0]!, { ...options(config), namespaceGiven: values.namespace !== undefined }) });
+    case 'status':
+      return one('NAME', { command: 'run', run: (config) => status(args[0]!, values.lattice ?? config.defaultLattice, config) });
+    default:
+      return fail(`unknown command "${command}"\n${USAGE}`);
+  }
+}
