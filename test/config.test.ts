@@ -36,6 +36,7 @@ describe('configuration', () => {
       maxConcurrentHooks: 64,
       shutdownDelayMs: 3000,
       modelCacheTtlSeconds: 300,
+      cacheEntries: 20000,
     });
   });
 

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { REASONS, type Reason } from '../src/core/reasons.js';
 import { resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { Metrics } from '../src/service/metrics.js';
@@ -47,9 +48,18 @@ describe('README.md', () => {
     }
   });
 
+  it('has the status table of the reasons catalogue, row for row', () => {
+    const table = readme.slice(readme.indexOf('| reason | phase | Ready | sets | fixed by |')).split('\n\n')[0]!.split('\n').slice(2);
+    const rows = (Object.keys(REASONS) as Reason[]).map((reason) => {
+      const info: { phases: readonly string[]; ready: string; condition?: string; fixedBy: string; doc: string } = REASONS[reason];
+      return `| \`${reason}\` | ${info.phases.join(', ')} | ${info.ready} | ${info.condition ?? '—'} | ${info.fixedBy} | ${info.doc} |`;
+    });
+    assert.deepEqual(table, rows);
+  });
+
   it('lists metric series the service exposes', async () => {
     const metrics = new Metrics({ defaultMetrics: true });
-    metrics.observeCaches({ status: { size: 0, evictions: 0 }, model: { size: 0, evictions: 0 } });
+    metrics.observeCaches({ knowledge: { size: 0, evictions: 0 }, answers: { size: 0, evictions: 0 } });
     const families = await metrics.registry.getMetricsAsJSON();
     const names = new Set(families.flatMap((f) => (String(f.type) === 'histogram' ? ['_bucket', '_count', '_sum'].map((x) => f.name + x) : [f.name])));
     const excerpt = readme.slice(readme.indexOf('## Metrics and logs')).split('```text')[1]!.split('```')[0]!;

@@ -137,6 +137,34 @@ describe('a shutdown during a NATS outage', () => {
   });
 });
 
+describe('writes wadm never confirmed (wadm stops answering mid-call)', () => {
+  const writes = async (operation: string) =>
+    (await running.service.metrics.wadmWrites.get()).values.find((v) => v.labels['operation'] === operation)?.value ?? 0;
+  const infoLines = (text: RegExp) => running.logs.filter((l) => l['level'] === 30 && text.test(String(l['msg'])));
+
+  it('a deploy and a delete that got no reply are logged once at warn, never as done, and not counted', async () => {
+    const mc = metacontroller();
+    const before = { deploy: await writes('deploy'), delete: await writes('delete'), logs: running.logs.length };
+    wadm.inject('deploy', { kind: 'no-reply' });
+    mc.apply(hello() as never);
+    await mc.reconcile('default', 'hello-world');
+    assert.equal(condition(mc.get('default', 'hello-world'), 'Ready')?.reason, 'LatticeUnavailable');
+    await mc.waitFor('default', 'hello-world', ready, { timeoutMs: 10_000, intervalMs: 20 });
+    wadm.inject('del', { kind: 'no-reply' });
+    const finalizing = mc.deleteAndFinalize('default', 'hello-world', { maxPasses: 50 });
+    await finalizing;
+
+    const since = running.logs.slice(before.logs);
+    const warned = since.filter((l) => l['level'] === 40 && /^could not (deploy|delete)/.test(String(l['msg'])));
+    assert.deepEqual(warned.map((l) => [l['operation'], String(l['reason']).split(':')[0]]), [['deploy', 'Timeout'], ['delete', 'Timeout']]);
+    // Exactly one confirmed deploy and one confirmed delete, each logged and counted once.
+    assert.equal(infoLines(/^deployed version/).filter((l) => since.includes(l)).length, 1);
+    assert.equal(infoLines(/^deleted the application/).filter((l) => since.includes(l)).length, 1);
+    assert.equal(await writes('deploy'), before.deploy + 1);
+    assert.equal(await writes('delete'), before.delete + 1);
+  });
+});
+
 describe('SIGTERM with hook calls in flight', () => {
   it('drops readiness first, finishes the calls, then exits 0 within the grace period', async (t) => {
     const port = await freePort();

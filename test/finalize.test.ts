@@ -1,19 +1,20 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideFinalize } from '../src/core/finalize.js';
-import { decideSync, prepare } from '../src/core/sync.js';
+import { decideFinalize, decideSync } from '../src/core/decide.js';
+import { callOf } from '../src/core/application.js';
 import { defaultOnly } from '../src/core/tenancy.js';
 
+const NOW = Date.parse('2026-11-30T12:00:00Z');
 const TENANCY = defaultOnly('default');
 import { MemoryLattice } from './support/memory-lattice.js';
 import { hello, hookRequest, resource, type Resource } from './support/resources.js';
 
 const finalize = (lattice: MemoryLattice, parent: Resource) =>
-  lattice.run(decideFinalize, prepare(hookRequest(parent, { finalizing: true }), TENANCY));
+  lattice.run(decideFinalize, callOf(hookRequest(parent, { finalizing: true }), TENANCY, { now: NOW }));
 
 async function deployed(parent: Resource = hello()) {
   const lattice = new MemoryLattice();
-  await lattice.run(decideSync, prepare(hookRequest(parent), TENANCY));
+  await lattice.run(decideSync, callOf(hookRequest(parent), TENANCY, { now: NOW }));
   assert.ok(lattice.model('hello-world'));
   return lattice;
 }
@@ -55,7 +56,8 @@ describe('finalize', () => {
     assert.deepEqual(run.actions, [{ kind: 'read-model' }]);
     assert.equal(run.response.finalized, true);
     assert.ok(lattice.model('hello-world'));
-    assert.match(run.response.status.message!, /belongs to team-a\/hello-world/);
+    assert.match(run.response.status.message!, /belongs to a resource in another namespace/);
+    assert.doesNotMatch(JSON.stringify(run.response), /team-a/);
   });
 
   it('answers finalized: true when there is nothing in wadm', async () => {

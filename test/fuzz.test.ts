@@ -15,12 +15,12 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import fc from 'fast-check';
 import type { Action, ActionResult } from '../src/core/facts.js';
-import { createHooks, type Lattice } from '../src/http/hooks.js';
+import { createHooks, type HookName, type Hooks, type Lattice } from '../src/http/hooks.js';
 import { Lru } from '../src/core/lru.js';
-import { ModelCache } from '../src/lattice/model-cache.js';
-import { StatusCache } from '../src/lattice/status-cache.js';
+import { Knowledge } from '../src/lattice/knowledge.js';
 import { apiSubject, eventSubject, statusSubject, type ModelOperation } from '../src/lattice/subjects.js';
-import { WADM_STATUS_TYPES, type UnavailableReason, type WadmStatus } from '../src/lattice/wire.js';
+import { WADM_STATUS_TYPES, type WadmStatus } from '../src/lattice/wire.js';
+import type { UnavailableReason } from '../src/core/facts.js';
 import { createLogger } from '../src/service/logger.js';
 import { ADOPT_ANNOTATION, OWNER_ANNOTATION } from '../src/core/names.js';
 import { Metrics } from '../src/service/metrics.js';
@@ -28,7 +28,7 @@ import { HookRequestSchema, type HookRequest, type HookResponse } from '../src/s
 import { ApplicationStatusSchema, PHASES, SCALER_STATES } from '../src/schema/status.js';
 import { compile } from '../src/schema/validator.js';
 import { buildServer } from '../src/http/server.js';
-import { prepare } from '../src/core/sync.js';
+import { applicationOf } from '../src/core/application.js';
 import { defaultOnly, fromPolicy, type Tenancy } from '../src/core/tenancy.js';
 import { MemoryLattice } from './support/memory-lattice.js';
 import { hello, hookRequest, type Resource } from './support/resources.js';
@@ -310,15 +310,15 @@ const desiredSeed = fc.constantFrom<DesiredSeed>('absent', 'absent', 'ours', 'ou
 
 function seedDesired(memory: MemoryLattice, request: HookRequest, how: DesiredSeed): void {
   if (how === 'absent') return;
-  const prepared = prepare(request, TENANCIES['any-lattice']!);
-  if (!prepared.rendered) return;
-  const { name } = prepared.ref;
-  const owner = how === 'foreign' ? 'someone/else' : how === 'unowned' ? null : `${prepared.ref.namespace}/${name}`;
-  const contentHash = how === 'ours-other-content' ? 'f'.repeat(64) : prepared.rendered.contentHash;
+  const { app } = applicationOf(request.parent, 'default');
+  if (!app.valid) return;
+  const { name } = app.ref;
+  const owner = how === 'foreign' ? 'someone/else' : how === 'unowned' ? null : app.owner;
+  const contentHash = how === 'ours-other-content' ? 'f'.repeat(64) : app.manifest.contentHash;
   if (!memory.model(name)) memory.seed(name, []);
   const model = memory.model(name)!;
-  model.versions.set(prepared.rendered.version, { owner, contentHash });
-  if (how === 'ours-deployed') model.deployed = prepared.rendered.version;
+  model.versions.set(app.manifest.version, { owner, contentHash });
+  if (how === 'ours-deployed') model.deployed = app.manifest.version;
 }
 
 interface ResourceCase {
@@ -564,13 +564,14 @@ class RecordingLattice implements Lattice {
 
 const isWrite = (action: Action): boolean => !action.kind.startsWith('read-');
 
-function latestOwner(memory: MemoryLattice, name: string): { exists: boolean; owner: string | null | undefined } {
+/** The owners of a model's versions, oldest first; undefined when there is no model. */
+function ownersOf(memory: MemoryLattice, name: string): (string | null)[] | undefined {
   const model = memory.model(name);
-  if (!model || model.versions.size === 0) return { exists: false, owner: undefined };
-  return { exists: true, owner: [...model.versions.values()].at(-1)!.owner };
+  if (!model || model.versions.size === 0) return undefined;
+  return [...model.versions.values()].map((v) => v.owner);
 }
 
-/** Invariant 3: a write goes only to a model this resource owns (or adopts while unowned). */
+/** Invariant 3: a write goes only to a model this resource owns by history (or adopts while every version is unowned). */
 class OwnershipGuard implements Lattice {
   owner = '';
   adopt = false;
@@ -581,10 +582,9 @@ class OwnershipGuard implements Lattice {
   perform(lattice: string, name: string, action: Action): Promise<ActionResult> {
     if (isWrite(action)) {
       this.writes++;
-      const { exists, owner } = latestOwner(this.memory, name);
-      if (exists && owner !== this.owner && !(this.adopt && owner === null)) {
-        this.violations.push(`${action.kind} on model "${name}" owned by ${JSON.stringify(owner)} by resource ${this.owner} (adopt: ${this.adopt})`);
-      }
+      const owners = ownersOf(this.memory, name);
+      const ours = owners === undefined || owners.includes(this.owner) || (this.adopt && owners.every((o) => o === null));
+      if (!ours) this.violations.push(`${action.kind} on model "${name}" whose versions are owned by ${JSON.stringify(owners)}, by resource ${this.owner} (adopt: ${this.adopt})`);
       if (action.kind === 'put' && action.owner !== this.owner) this.violations.push(`put with owner ${action.owner} by ${this.owner}`);
     }
     return this.memory.perform(lattice, name, action);
@@ -605,8 +605,13 @@ function assertHookResponse(response: HookResponse, finalize: boolean): void {
   for (const c of response.status.conditions ?? []) assert.ok(c.message.length <= 1024);
 }
 
+/** The response the hook computes (never one reused from memory). */
+async function respond(hooks: Hooks, hook: HookName, request: HookRequest, log: typeof SILENT): Promise<HookResponse> {
+  return (await hooks.run(hook, request, log)).response;
+}
+
 function hooksFor(lattice: Lattice, tenancy: Tenancy, now: () => number = () => NOW) {
-  return createHooks({ lattice, tenancy, budgetMs: 5000, now });
+  return createHooks({ lattice, tenancy, budgetMs: 5000, now, cacheEntries: 10_000 });
 }
 
 type ChaosKind = Action['kind'];
@@ -660,7 +665,7 @@ function harness(tenancy: Tenancy, options: { bodyLimit?: number; now?: () => nu
   const holder: { current: Lattice } = { current: new MemoryLattice() };
   const lattice: Lattice = { perform: (l, n, a) => holder.current.perform(l, n, a) };
   const app = buildServer({
-    hooks: createHooks({ lattice, tenancy, budgetMs: 5000, now: options.now ?? (() => NOW) }),
+    hooks: createHooks({ lattice, tenancy, budgetMs: 5000, now: options.now ?? (() => NOW), cacheEntries: 10_000 }),
     logger: createLogger('info', sink),
     metrics: new Metrics(),
     isReady: () => true,
@@ -907,10 +912,10 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
       seedLattice(memory, seeds);
       const recorder = new RecordingLattice(memory, tenancyOf(tenancy), request.parent.metadata.namespace);
       const hooks = hooksFor(recorder, tenancyOf(tenancy));
-      const response = await hooks.sync(request, SILENT);
+      const response = await respond(hooks, 'sync', request, SILENT);
       assertHookResponse(response, false);
       tally.add(outcome(response));
-      assertHookResponse(await hooks.finalize(request, SILENT), true);
+      assertHookResponse(await respond(hooks, 'finalize', request, SILENT), true);
       recorder.assertClean();
       assertNoPrototypePollution();
     });
@@ -930,10 +935,10 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
       memory.scripted.push(...chaos);
       const recorder = new RecordingLattice(memory, tenancyOf(tenancy), resource.namespace);
       const hooks = hooksFor(recorder, tenancyOf(tenancy));
-      const response = await hooks.sync(request, SILENT);
+      const response = await respond(hooks, 'sync', request, SILENT);
       assertHookResponse(response, false);
       tally.add(outcome(response));
-      assertHookResponse(await hooks.finalize({ ...request, finalizing: true }, SILENT), true);
+      assertHookResponse(await respond(hooks, 'finalize', { ...request, finalizing: true }, SILENT), true);
       recorder.assertClean();
       calls += recorder.calls.length;
       assertNoPrototypePollution();
@@ -948,7 +953,7 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
       assert.ok(checkHookRequest(request), 'the envelope stays a hook request');
       const recorder = new RecordingLattice(new MemoryLattice(), TENANCIES['default-only']!, request.parent.metadata.namespace);
       const hooks = hooksFor(recorder, TENANCIES['default-only']!);
-      const response = c.hook === 'sync' ? await hooks.sync(request, SILENT) : await hooks.finalize(request, SILENT);
+      const response = c.hook === 'sync' ? await respond(hooks, 'sync', request, SILENT) : await respond(hooks, 'finalize', request, SILENT);
       assertHookResponse(response, c.hook === 'finalize');
       recorder.assertClean();
     });
@@ -965,7 +970,7 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
       memory.seed(char.repeat(length), [['v1', { owner: `default/${char.repeat(length)}`, contentHash: null }]]);
       const recorder = new RecordingLattice(memory, TENANCIES['default-only']!, 'default');
       const hooks = hooksFor(recorder, TENANCIES['default-only']!);
-      assertHookResponse(hook === 'sync' ? await hooks.sync(request, SILENT) : await hooks.finalize(request, SILENT), hook === 'finalize');
+      assertHookResponse(hook === 'sync' ? await respond(hooks, 'sync', request, SILENT) : await respond(hooks, 'finalize', request, SILENT), hook === 'finalize');
       recorder.assertClean();
     });
   });
@@ -991,7 +996,7 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
         const { name, namespace, annotations } = request.parent.metadata;
         guard.owner = `${namespace}/${name}`;
         guard.adopt = (annotations as Record<string, unknown> | undefined)?.[ADOPT_ANNOTATION] === 'true';
-        const response = step.finalize ? await hooks.finalize(request, SILENT) : await hooks.sync(request, SILENT);
+        const response = step.finalize ? await respond(hooks, 'finalize', request, SILENT) : await respond(hooks, 'sync', request, SILENT);
         assertHookResponse(response, step.finalize);
         tally.add(`${step.finalize ? 'finalize' : 'sync'} ${outcome(response)}`);
         assert.deepEqual(guard.violations, []);
@@ -1021,13 +1026,13 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
       memory.down = down;
       let now = NOW;
       let lastWrites: unknown[] = [];
-      const hooks = createHooks({ lattice: memory, tenancy: tenancyOf(tenancy), budgetMs: 5000, now: () => now, onRun: (_hook, run) => (lastWrites = run.facts.writes) });
-      const first = await hooks.sync(request, SILENT);
+      const hooks = createHooks({ lattice: memory, tenancy: tenancyOf(tenancy), budgetMs: 5000, now: () => now, cacheEntries: 10_000, onRun: (_hook, run) => (lastWrites = run.facts.writes) });
+      const first = await respond(hooks, 'sync', request, SILENT);
       tally.add(`${outcome(first)}${lastWrites.length > 0 ? ' after writes' : ''}`);
       // Metacontroller writes the status, Kubernetes stores it as JSON, the next call carries it.
       const again = { ...request, parent: { ...request.parent, status: JSON.parse(JSON.stringify(first.status)) as unknown } };
       now = NOW + advanceMs;
-      const second = await hooks.sync(again, SILENT);
+      const second = await respond(hooks, 'sync', again, SILENT);
       assert.equal(JSON.stringify(second.status), JSON.stringify(first.status));
       assert.deepEqual(lastWrites, [], 'a converged resource costs no write');
     });
@@ -1047,9 +1052,9 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
         memory.scripted.push(...chaos.map((c) => ({ ...c })));
         const recorder = new RecordingLattice(memory, tenancyOf(tenancy), resource.namespace);
         const hooks = hooksFor(recorder, tenancyOf(tenancy));
-        const response = finalize ? await hooks.finalize(request, SILENT) : await hooks.sync(request, SILENT);
+        const response = finalize ? await respond(hooks, 'finalize', request, SILENT) : await respond(hooks, 'sync', request, SILENT);
         recorder.assertClean();
-        return JSON.stringify({ response, calls: recorder.calls, prepared: prepare(request, tenancyOf(tenancy)) });
+        return JSON.stringify({ response, calls: recorder.calls, app: applicationOf(request.parent, tenancyOf(tenancy).defaultLattice).app });
       };
       assert.equal(await once(), await once());
       assert.equal(JSON.stringify(request), text, 'the request was mutated');
@@ -1089,7 +1094,7 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
         const answer = async (hooks: ReturnType<typeof hooksFor>) => {
           memory = new MemoryLattice();
           seedLattice(memory, seeds);
-          return JSON.stringify(s.finalize ? await hooks.finalize(request, SILENT) : await hooks.sync(request, SILENT));
+          return JSON.stringify(s.finalize ? await respond(hooks, 'finalize', request, SILENT) : await respond(hooks, 'sync', request, SILENT));
         };
         const fresh = hooksFor({ perform: (l, n, a) => memory.perform(l, n, a) }, tenancyOf(tenancy));
         assert.equal(await answer(longLived), await answer(fresh), `generation ${s.generation} of ${s.uid ?? 'a parent without uid'}`);
@@ -1108,7 +1113,7 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
       const spec = { ...clone(HELLO.spec), description: `edit ${i}` } as unknown as { components: { properties: Record<string, unknown> }[] };
       spec.components[0]!.properties['config'] = [{ name: 'cfg', properties: { blob } }];
       const request = hookRequest({ ...HELLO, spec: spec as Record<string, unknown> }, { generation: i });
-      await hooks.sync(JSON.parse(JSON.stringify(request)) as HookRequest, SILENT);
+      await respond(hooks, 'sync', JSON.parse(JSON.stringify(request)) as HookRequest, SILENT);
     };
     for (let i = 1; i <= 10; i++) await edit(i);
     const before = await gc();
@@ -1129,8 +1134,8 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
       const hooks = hooksFor(memory, TENANCIES['default-only']!);
       const a = hookRequest({ ...HELLO, spec: { ...HELLO.spec, version: first } });
       const b = hookRequest({ ...HELLO, spec: { ...HELLO.spec, version: second, description: `${description} (changed)` } });
-      for (const request of [a, b]) assert.equal((await hooks.sync(request, SILENT)).status.phase, 'Reconciling');
-      const rollback = await hooks.sync(a, SILENT);
+      for (const request of [a, b]) assert.equal((await respond(hooks, 'sync', request, SILENT)).status.phase, 'Reconciling');
+      const rollback = await respond(hooks, 'sync', a, SILENT);
       assert.equal(rollback.status.conditions?.[0]?.reason, 'Progressing', `rollback to ${JSON.stringify(first)}: ${rollback.status.message}`);
       assert.equal(memory.model('hello-world')?.deployed, first);
     });
@@ -1393,46 +1398,38 @@ describe('fuzzing the bounded caches', () => {
     });
   });
 
-  it('StatusCache and ModelCache never hold more entries than their capacity', async () => {
-    type CacheOp =
-      | { op: 'remember' | 'deployed' | 'lookup' | 'read' | 'get' | 'wrote' | 'forget-model'; lattice: string; name: string; tick: number }
-      | { op: 'forget' | 'clear' };
-    const cacheOp: fc.Arbitrary<CacheOp> = fc.oneof(
+  it('Knowledge never holds more applications than its capacity', async () => {
+    type KnowledgeOp = { op: 'status' | 'deployed' | 'lookup' | 'remember' | 'model' | 'forget-model' | 'stamp'; lattice: string; name: string; tick: number } | { op: 'reset' };
+    const knowledgeOp: fc.Arbitrary<KnowledgeOp> = fc.oneof(
       {
         weight: 12,
         arbitrary: fc.record({
-          op: fc.constantFrom('remember' as const, 'deployed' as const, 'lookup' as const, 'read' as const, 'get' as const, 'wrote' as const, 'forget-model' as const),
+          op: fc.constantFrom('status' as const, 'deployed' as const, 'lookup' as const, 'remember' as const, 'model' as const, 'forget-model' as const, 'stamp' as const),
           lattice: fc.constantFrom('default', 'other', 'x'),
           name: token,
           tick: fc.nat(20_000),
         }),
       },
-      { weight: 1, arbitrary: fc.constantFrom({ op: 'forget' as const }, { op: 'clear' as const }) },
+      { weight: 1, arbitrary: fc.constant({ op: 'reset' as const }) },
     );
-    const model = { versions: ['v1'], deployedVersion: null, latest: { version: 'v1', owner: 'default/app', contentHash: null } };
-    const arbitrary = fc.record({ capacity: fc.integer({ min: 1, max: 20 }), ops: fc.array(cacheOp, { maxLength: 200 }), status: wadmStatus });
-    await property('status and model caches: bounded', arbitrary, runs(1000), async ({ capacity, ops, status }) => {
+    const model = { versions: ['v1'], deployedVersion: null, known: { v1: { version: 'v1', owner: 'default/app', contentHash: null } } };
+    const arbitrary = fc.record({ capacity: fc.integer({ min: 1, max: 20 }), ops: fc.array(knowledgeOp, { maxLength: 200 }), status: wadmStatus });
+    await property('knowledge: bounded', arbitrary, runs(1000), async ({ capacity, ops, status }) => {
       let now = NOW;
-      const statuses = new StatusCache({ maxEntries: capacity, deployGraceMs: 10_000, now: () => now });
-      const models = new ModelCache(5_000, capacity, () => now);
-      const deploys = (statuses as unknown as { deploys?: Lru<string, unknown> }).deploys;
+      const known = new Knowledge({ capacity, modelTtlMs: 5_000, deployGraceMs: 10_000, livenessMs: 5_000, now: () => now });
       for (const o of ops) {
-        if (!('name' in o)) {
-          if (o.op === 'forget') statuses.forget();
-          else models.clear();
-        } else {
+        if (o.op === 'reset') known.reset();
+        else {
           now += o.tick;
-          if (o.op === 'remember') statuses.remember(o.lattice, o.name, status);
-          else if (o.op === 'deployed') statuses.deployed(o.lattice, o.name);
-          else if (o.op === 'lookup') statuses.lookup(o.lattice, o.name);
-          else if (o.op === 'read') models.read(o.lattice, o.name, model);
-          else if (o.op === 'get') models.get(o.lattice, o.name);
-          else if (o.op === 'wrote') models.wrote(o.lattice, o.name, { kind: 'put', version: `v${o.tick}`, body: '{}', owner: 'default/app', contentHash: 'h' });
-          else models.forget(o.lattice, o.name);
+          if (o.op === 'status') known.rememberStatus(o.lattice, o.name, status, o.tick % 2 === 0);
+          else if (o.op === 'deployed') known.deployed(o.lattice, o.name);
+          else if (o.op === 'lookup') known.status(o.lattice, o.name);
+          else if (o.op === 'remember') known.remember(o.lattice, o.name, model, known.checkpoint());
+          else if (o.op === 'model') known.model(o.lattice, o.name);
+          else if (o.op === 'stamp') known.stamp(o.lattice, o.name);
+          else known.forgetModel(o.lattice, o.name);
         }
-        assert.ok(statuses.size <= capacity, `status cache holds ${statuses.size} > ${capacity}`);
-        assert.ok(models.size <= capacity, `model cache holds ${models.size} > ${capacity}`);
-        if (deploys) assert.ok(deploys.size <= capacity, `deploy marks ${deploys.size} > ${capacity}`);
+        assert.ok(known.size <= capacity, `knowledge holds ${known.size} > ${capacity}`);
       }
     });
   });

@@ -13,9 +13,9 @@ import { loadConfig, VARIABLES } from '../src/service/config.js';
 import { buildCrd, GROUP, KIND, PLURAL, VERSION } from '../src/schema/crd.js';
 import type { Parent } from '../src/schema/hook.js';
 import { HOOK_PATHS } from '../src/http/server.js';
-import { buildStatus, type Verdict } from '../src/core/status.js';
+import { buildStatus, fromWadm } from '../src/core/status.js';
 import { validateParent } from '../src/core/validate.js';
-import { fromWadm, invalidSpec, suspended, unavailable, versionConflict } from '../src/core/reasons.js';
+import { REASONS, suspended, unavailable, verdict, type Reason, type Verdict } from '../src/core/reasons.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const DIRS = ['manifests', 'examples/secure-install', 'examples/lattice', 'examples/apps', 'examples/gitops/flux', 'examples/gitops/argocd'];
@@ -475,8 +475,8 @@ describe('the Argo CD health check', () => {
     ['wadm has not started the version', app(wadm('undeployed')), 'Progressing', /has not started/],
     ['a scaler failed', app(wadm('failed', 'no host matches region=moon')), 'Degraded', /region=moon/],
     ['wadm reports it unhealthy', app(wadm('unhealthy', 'component crashed')), 'Degraded', /component crashed/],
-    ['the spec is invalid', app(invalidSpec(['spec.components: is required'])), 'Degraded', /Invalid spec/],
-    ['a pinned version conflicts', app(versionConflict('v1', true)), 'Degraded', /change spec.version/],
+    ['the spec is invalid', app(verdict('InvalidSpec', 'Invalid spec: spec.components: is required')), 'Degraded', /Invalid spec/],
+    ['a pinned version conflicts', app(verdict('VersionConflict', 'change spec.version to publish this spec', { version: 'v1' })), 'Degraded', /change spec.version/],
     ['spec.suspend is true', app(suspended(VERSION_ID)), 'Suspended', /Suspended/],
     ['the lattice is unreachable', app(unavailable('default', { reason: 'Timeout', message: 'no answer' }, VERSION_ID, undefined)), 'Progressing', /Cannot reach wadm/],
   ];
@@ -486,6 +486,21 @@ describe('the Argo CD health check', () => {
       assert.equal(result.status, health);
       assert.match(result.message, message);
     });
+  }
+
+  // Every reason of the catalogue, in every phase it appears with, gets the health its conditions call for.
+  const expected = (reason: Reason) => {
+    const info = REASONS[reason];
+    if (info.ready === 'True') return 'Healthy';
+    if (reason === 'Suspended') return 'Suspended';
+    return 'condition' in info && info.condition === 'Stalled' ? 'Degraded' : 'Progressing';
+  };
+  for (const reason of Object.keys(REASONS) as Reason[]) {
+    for (const phase of REASONS[reason].phases) {
+      it(`maps reason ${reason} (phase ${phase}) to ${expected(reason)}`, { skip }, () => {
+        assert.equal(argoHealth(lua!, app(verdict(reason, `situation ${reason}`, { phase, version: VERSION_ID }))).status, expected(reason));
+      });
+    }
   }
 });
 

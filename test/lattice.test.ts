@@ -6,7 +6,8 @@ import { connect, type NatsConnection } from 'nats';
 import pino from 'pino';
 import { WadmUnavailableError } from '../src/lattice/errors.js';
 import { LatticeWatch } from '../src/lattice/watch.js';
-import { StatusCache } from '../src/lattice/status-cache.js';
+import { Knowledge } from '../src/lattice/knowledge.js';
+import type { ModelFacts } from '../src/core/facts.js';
 import { WadmClient } from '../src/lattice/wadm-client.js';
 import { renderManifest } from '../src/core/manifest.js';
 import { validateParent } from '../src/core/validate.js';
@@ -25,7 +26,7 @@ before(async () => {
   nats = await startNatsServer({ jetstream: false });
   wadm = await startFakeWadm({ servers: nats.url });
   nc = await connect({ servers: nats.url });
-  client = new WadmClient({ connection: () => nc, apiPrefix: 'wadm.api', timeoutMs: 300, onRequest: (op, outcome) => requests.push(`${op}:${outcome}`) });
+  client = new WadmClient({ connection: () => nc, apiPrefix: 'wadm.api', timeoutMs: 300, onRequest: (_lattice, op, outcome) => requests.push(`${op}:${outcome}`) });
 });
 after(async () => {
   await nc.close();
@@ -128,51 +129,92 @@ describe('the wadm client', () => {
   });
 });
 
-describe('the status cache', () => {
-  function cache(deployGraceMs = 60_000) {
-    const statuses = new StatusCache({ maxEntries: 2, deployGraceMs, now: Date.now });
-    const watch = new LatticeWatch(() => nc, [statuses.feed()], pino({ level: 'silent' }));
-    return Object.assign(statuses, { watch: (lattice: string) => watch.watch(lattice) });
+describe('what a replica remembers of wadm (Knowledge)', () => {
+  const clock = { now: 0 };
+  function knowledge(deployGraceMs = 60_000, capacity = 2) {
+    clock.now = 0;
+    const known = new Knowledge({ capacity, modelTtlMs: 300_000, deployGraceMs, livenessMs: 5_000, now: () => clock.now });
+    const watch = new LatticeWatch(() => nc, known, pino({ level: 'silent' }));
+    return Object.assign(known, { watch: (lattice: string) => watch.watch(lattice) });
   }
+  const ours: ModelFacts = { versions: ['v1'], deployedVersion: 'v1', known: { v1: { version: 'v1', owner: 'default/a', contentHash: null } } };
 
   it('keeps the latest status from the subscription and skips malformed messages', async () => {
-    const statuses = cache();
-    statuses.watch('default');
+    const known = knowledge();
+    known.watch('default');
     await nc.flush();
     nc.publish('wadm.status.default.a', 'not json');
     nc.publish('wadm.status.default.a', JSON.stringify({ status: { type: 'bogus' } }));
     await wadm.publishStatus('default', 'a', { status: { type: 'deployed' }, version: '', components: [] } as never);
-    await waitFor(() => statuses.lookup('default', 'a') !== undefined);
-    assert.deepEqual(statuses.lookup('default', 'a'), { status: { status: { type: 'deployed' } }, predatesDeploy: false }, 'kept lean: what a verdict reads');
+    await waitFor(() => known.status('default', 'a') !== undefined);
+    assert.deepEqual(known.status('default', 'a'), { status: { status: { type: 'deployed' } }, predatesDeploy: false }, 'kept lean: what a verdict reads');
   });
 
   it('flags a status that may predate our deploy, until a newer one arrives', async () => {
-    const statuses = cache();
-    statuses.watch('default');
+    const known = knowledge();
+    known.watch('default');
     await nc.flush();
-    statuses.remember('default', 'b', { status: { type: 'deployed' } });
-    statuses.deployed('default', 'b');
-    assert.equal(statuses.lookup('default', 'b')!.predatesDeploy, true);
-    assert.equal(statuses.remember('default', 'b', { status: { type: 'deployed' } }).predatesDeploy, true, 'a model.status reply cannot prove it is newer');
+    known.rememberStatus('default', 'b', { status: { type: 'deployed' } }, false);
+    known.deployed('default', 'b');
+    assert.equal(known.status('default', 'b')!.predatesDeploy, true);
+    assert.equal(known.rememberStatus('default', 'b', { status: { type: 'deployed' } }, false).predatesDeploy, true, 'a model.status reply cannot prove it is newer');
     await wadm.publishStatus('default', 'b', { status: { type: 'reconciling' }, version: '', components: [] } as never);
-    await waitFor(() => statuses.lookup('default', 'b')?.status.status.type === 'reconciling');
-    assert.equal(statuses.lookup('default', 'b')!.predatesDeploy, false);
+    await waitFor(() => known.status('default', 'b')?.status.status.type === 'reconciling');
+    assert.equal(known.status('default', 'b')!.predatesDeploy, false);
   });
 
-  it('trusts the latest status once the deploy grace period has passed (wadm publishes only changes)', async () => {
-    const statuses = cache(0);
-    statuses.remember('default', 'c', { status: { type: 'deployed' } });
-    statuses.deployed('default', 'c');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    assert.equal(statuses.lookup('default', 'c')!.predatesDeploy, false);
+  it('trusts the latest status once the deploy grace period has passed (wadm publishes only changes)', () => {
+    const known = knowledge(1_000);
+    known.rememberStatus('default', 'c', { status: { type: 'deployed' } }, false);
+    known.deployed('default', 'c');
+    clock.now += 1_001;
+    assert.equal(known.status('default', 'c')!.predatesDeploy, false);
   });
 
   it('is bounded, forgetting the least recently used entry', () => {
-    const statuses = cache();
-    for (const name of ['x', 'y', 'z']) statuses.remember('default', name, { status: { type: 'deployed' } });
-    assert.equal(statuses.size, 2);
-    assert.equal(statuses.lookup('default', 'x'), undefined);
-    assert.equal(statuses.evictions, 1);
+    const known = knowledge();
+    for (const name of ['x', 'y', 'z']) known.rememberStatus('default', name, { status: { type: 'deployed' } }, false);
+    assert.equal(known.size, 2);
+    assert.equal(known.status('default', 'x'), undefined);
+    assert.equal(known.evictions, 1);
+  });
+
+  it('hands out a remembered model marked as such, and no stamp once the lattice has been silent past the liveness window', () => {
+    const known = knowledge();
+    known.answered('default');
+    known.remember('default', 'a', ours, known.checkpoint());
+    assert.deepEqual(known.model('default', 'a'), { ...ours, remembered: true });
+    const stamp = known.stamp('default', 'a');
+    assert.ok(stamp);
+    clock.now += 4_999;
+    assert.equal(known.stamp('default', 'a'), stamp, 'nothing changed, wadm answered recently');
+    clock.now += 1;
+    assert.equal(known.stamp('default', 'a'), undefined, 'wadm has not answered for the liveness window');
+    known.answered('default');
+    assert.equal(known.stamp('default', 'a'), stamp);
+  });
+
+  it('does not keep a model read before an event that made it stale, and forgets everything on reset', () => {
+    const known = knowledge();
+    known.answered('default');
+    const before = known.checkpoint();
+    known.forgetModel('default', 'a'); // a deploy announced while our call was reading
+    known.remember('default', 'a', ours, before);
+    assert.equal(known.model('default', 'a'), undefined);
+    known.remember('default', 'a', ours, known.checkpoint());
+    assert.ok(known.model('default', 'a'));
+    known.reset();
+    assert.equal(known.model('default', 'a'), undefined);
+    assert.equal(known.isAlive('default'), false);
+  });
+
+  it('asks wadm again after the model TTL, counted on the injected clock', () => {
+    const known = knowledge();
+    known.remember('default', 'a', ours, known.checkpoint());
+    clock.now += 299_999;
+    assert.ok(known.model('default', 'a'));
+    clock.now += 1;
+    assert.equal(known.model('default', 'a'), undefined);
   });
 });
 

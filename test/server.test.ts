@@ -19,7 +19,7 @@ function build(t: TestContext, options: { lattice?: Lattice; ready?: boolean; bo
   });
   const lattice = options.lattice ?? new MemoryLattice();
   const metrics = new Metrics();
-  const hooks = createHooks({ lattice, tenancy: defaultOnly('default'), budgetMs: 5000, now: () => Date.parse('2026-11-30T12:00:00Z') });
+  const hooks = createHooks({ lattice, tenancy: defaultOnly('default'), budgetMs: 5000, now: () => Date.parse('2026-11-30T12:00:00Z'), cacheEntries: 1000 });
   const app = buildServer({
     hooks,
     logger: createLogger('debug', sink),

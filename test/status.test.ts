@@ -1,7 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildStatus, resyncDelay } from '../src/core/status.js';
-import { fromWadm } from '../src/core/reasons.js';
+import { buildStatus, fromWadm, resyncDelay } from '../src/core/status.js';
 import type { WadmStatus } from '../src/lattice/wire.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideSync, prepare } from '../src/core/sync.js';
+import { applicationOf, callOf, type Application } from '../src/core/application.js';
+import { decideSync } from '../src/core/decide.js';
 import { defaultOnly } from '../src/core/tenancy.js';
 
 const TENANCY = defaultOnly('default');
@@ -10,8 +11,14 @@ import type { Action } from '../src/core/facts.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 
-function sync(lattice: MemoryLattice, parent: Resource, options: Parameters<typeof hookRequest>[1] = {}, now = NOW) {
-  return lattice.run(decideSync, prepare(hookRequest(parent, options), TENANCY), now);
+function sync(lattice: MemoryLattice, parent: Resource, options: Parameters<typeof hookRequest>[1] = {}, now = NOW, maxPayloadBytes?: number) {
+  return lattice.run(decideSync, callOf(hookRequest(parent, options), TENANCY, { now, maxPayloadBytes }));
+}
+
+function manifestOf(parent: Resource) {
+  const { app } = applicationOf(parent, 'default');
+  assert.ok(app.valid);
+  return (app as Extract<Application, { valid: true }>).manifest;
 }
 
 const kinds = (actions: Action[]) => actions.map((a) => a.kind);
@@ -49,7 +56,7 @@ describe('sync of a deployed application', () => {
   async function settled() {
     const lattice = new MemoryLattice();
     const first = await sync(lattice, fixtureResource('hello.yaml'));
-    lattice.setStatus('hello-world', { status: { type: 'deployed' }, scalers: [{ id: 'x', kind: 'SpreadScaler', name: 'hello_world-http_component', status: { type: 'deployed' } }] });
+    lattice.setStatus('hello-world', { status: { type: 'deployed' }, scalers: [{ kind: 'SpreadScaler', name: 'hello_world-http_component', status: { type: 'deployed' } }] });
     return { lattice, first };
   }
 
@@ -133,9 +140,9 @@ describe('revision history', () => {
 
 describe('versions', () => {
   it('gives the same version for the same spec whatever the key order', async () => {
-    const a = prepare(hookRequest(resource('app', { components: [{ name: 'c', type: 'component', properties: { image: 'i' } }], description: 'd' })), TENANCY);
-    const b = prepare(hookRequest(resource('app', { description: 'd', components: [{ properties: { image: 'i' }, type: 'component', name: 'c' }] })), TENANCY);
-    assert.equal(a.rendered!.version, b.rendered!.version);
+    const a = manifestOf(resource('app', { components: [{ name: 'c', type: 'component', properties: { image: 'i' } }], description: 'd' }));
+    const b = manifestOf(resource('app', { description: 'd', components: [{ properties: { image: 'i' }, type: 'component', name: 'c' }] }));
+    assert.equal(a.version, b.version);
   });
 
   it('uses a pinned spec.version and refuses to reuse it for other content', async () => {
@@ -172,7 +179,9 @@ describe('ownership', () => {
     assert.deepEqual(kinds(run.actions), ['read-model']);
     const stalled = run.response.status.conditions!.find((c) => c.type === 'Stalled')!;
     assert.equal(stalled.reason, 'OwnershipConflict');
-    assert.match(stalled.message, /belongs to team-a\/hello-world/);
+    // Another namespace's resource is never named: tenants must not learn each other's names.
+    assert.match(stalled.message, /belongs to a resource in another namespace/);
+    assert.doesNotMatch(JSON.stringify(run.response), /team-a/);
   });
 
   it('never writes to a model created outside Kubernetes unless told to adopt it', async () => {
@@ -217,11 +226,10 @@ describe('wadm trouble', () => {
 
   it('re-reads the model when a put finds the version already there (another replica won)', async () => {
     const lattice = new MemoryLattice();
-    const prepared = prepare(hookRequest(fixtureResource('hello.yaml')), TENANCY);
-    const version = prepared.rendered!.version;
+    const { version, contentHash } = manifestOf(fixtureResource('hello.yaml'));
     lattice.scripted.push({ kind: 'read-model', result: { kind: 'model', model: null } });
-    lattice.seed('hello-world', [[version, { owner: 'default/hello-world', contentHash: prepared.rendered!.contentHash }]]);
-    const run = await lattice.run(decideSync, prepared);
+    lattice.seed('hello-world', [[version, { owner: 'default/hello-world', contentHash }]]);
+    const run = await sync(lattice, fixtureResource('hello.yaml'));
     assert.deepEqual(kinds(run.actions), ['read-model', 'put', 'read-model', 'deploy']);
   });
 

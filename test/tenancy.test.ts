@@ -1,11 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultOnly, fromPolicy, parsePolicy } from '../src/core/tenancy.js';
-import { decideFinalize } from '../src/core/finalize.js';
-import { decideSync, prepare } from '../src/core/sync.js';
+import { decideFinalize, decideSync } from '../src/core/decide.js';
+import { callOf } from '../src/core/application.js';
 import { MemoryLattice } from './support/memory-lattice.js';
 import { hello, hookRequest } from './support/resources.js';
 
+const NOW = Date.parse('2026-11-30T12:00:00Z');
 const policy = fromPolicy(
   parsePolicy(`
 rules:
@@ -44,7 +45,7 @@ describe('the lattice policy', () => {
 
   it('stalls a resource on a lattice its namespace may not use, with nothing sent to NATS', async () => {
     const lattice = new MemoryLattice();
-    const run = await lattice.run(decideSync, prepare(hookRequest(hello({ lattice: 'shared' }, 'team-b')), policy));
+    const run = await lattice.run(decideSync, callOf(hookRequest(hello({ lattice: 'shared' }, 'team-b')), policy, { now: NOW }));
     assert.deepEqual(run.actions, []);
     const stalled = run.response.status.conditions!.find((c) => c.type === 'Stalled')!;
     assert.equal(stalled.reason, 'LatticeNotAllowed');
@@ -53,7 +54,7 @@ describe('the lattice policy', () => {
 
   it('sends nothing to a forbidden lattice on finalize either, and lets the resource go', async () => {
     const lattice = new MemoryLattice();
-    const run = await lattice.run(decideFinalize, prepare(hookRequest(hello({ lattice: 'shared' }, 'team-b'), { finalizing: true }), policy));
+    const run = await lattice.run(decideFinalize, callOf(hookRequest(hello({ lattice: 'shared' }, 'team-b'), { finalizing: true }), policy, { now: NOW }));
     assert.deepEqual(run.actions, []);
     assert.equal(run.response.finalized, true);
   });

@@ -7,8 +7,8 @@ import { natsSecurityOptions } from '../lattice/nats-auth.js';
 import { WadmUnavailableError } from '../lattice/errors.js';
 import { WadmClient } from '../lattice/wadm-client.js';
 import { OWNER_ANNOTATION } from '../core/names.js';
-import { buildStatus } from '../core/status.js';
-import { fromWadm } from '../core/reasons.js';
+import { buildStatus, fromWadm } from '../core/status.js';
+import { verdict } from '../core/reasons.js';
 import type { Outcome } from './commands.js';
 
 export async function status(name: string, lattice: string, config: Config, now = Date.now()): Promise<Outcome> {
@@ -27,11 +27,7 @@ export async function status(name: string, lattice: string, config: Config, now 
     const context = { generation: 0, lattice, previous: undefined, now };
     const answer = deployed
       ? buildStatus(context, fromWadm(deployed, lattice, { status: await client.status(lattice, name), predatesDeploy: false }))
-      : buildStatus(context, {
-          phase: 'Undeployed',
-          ready: { status: 'False', reason: 'Undeployed', message: `wadm has ${versions.length} version(s) of "${name}" and none is deployed` },
-          pace: 'settled',
-        });
+      : buildStatus(context, verdict('Undeployed', `wadm has ${versions.length} version(s) of "${name}" and none is deployed`));
     const { observedGeneration: _generation, ...shown } = answer.status;
     const summary = { owner, versions: versions.map((v) => v.version), status: shown };
     return { stdout: yaml.dump(summary, { lineWidth: -1 }), stderr: '', code: 0 };

@@ -1,9 +1,9 @@
-// Renders a DesiredApplication into the wadm manifest we put. Pure and deterministic: the version
+// Renders a ValidSpec into the wadm manifest we put. Pure and deterministic: the version
 // of an unpinned spec is a hash of this manifest, so every replica, before and after a restart,
 // names the same content with the same version and an unchanged spec never makes a new one.
 import type { ApplicationSpec } from '../schema/application.js';
-import type { DesiredApplication } from './validate.js';
-import { canonicalJson, sha256Hex } from './canonical-json.js';
+import type { ValidSpec } from './validate.js';
+import { createHash } from 'node:crypto';
 import { CONTENT_HASH_ANNOTATION, DESCRIPTION_ANNOTATION, OWNER_ANNOTATION, VERSION_ANNOTATION } from './names.js';
 
 export interface WadmManifest {
@@ -27,7 +27,7 @@ export function hashVersion(contentHash: string): string {
   return `sha-${contentHash.slice(0, 16)}`;
 }
 
-export function renderManifest(app: DesiredApplication): RenderedManifest {
+export function renderManifest(app: ValidSpec): RenderedManifest {
   const annotations: Record<string, string> = { ...app.annotations, [OWNER_ANNOTATION]: app.owner };
   if (app.spec.description !== undefined) annotations[DESCRIPTION_ANNOTATION] = app.spec.description;
   const unversioned = manifestOf(app, annotations);
@@ -37,7 +37,7 @@ export function renderManifest(app: DesiredApplication): RenderedManifest {
   return { manifest, version, contentHash, body: JSON.stringify(manifest) };
 }
 
-function manifestOf(app: DesiredApplication, annotations: Record<string, string>): WadmManifest {
+function manifestOf(app: ValidSpec, annotations: Record<string, string>): WadmManifest {
   const labels = Object.keys(app.labels).length > 0 ? { labels: sorted(app.labels) } : {};
   const policies = app.spec.policies !== undefined ? { policies: app.spec.policies } : {};
   return {
@@ -50,4 +50,23 @@ function manifestOf(app: DesiredApplication, annotations: Record<string, string>
 
 function sorted(map: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+// JSON with object keys sorted at every level: equal data gives equal bytes, whatever the order
+// in which Kubernetes, YAML or a user wrote the keys. Arrays keep their order (it is meaningful).
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    const members = Object.keys(record)
+      .sort()
+      .filter((key) => record[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`);
+    return `{${members.join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }

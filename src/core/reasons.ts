@@ -1,192 +1,201 @@
-// Every situation the hook can report, as a Verdict with a stable reason. Reasons are API:
-// users alert on them and the README's troubleshooting table lists them.
-import type { StatusFacts } from './facts.js';
-import type { ModelFacts, UnavailableReason, WadmStatusType } from '../lattice/wire.js';
+// Every reason the status can carry, with what it does to the conditions, how soon the hook looks
+// again, and who can fix it. Reasons are API: users alert on them, Argo CD and Flux read them, and
+// the README's troubleshooting table is checked against this catalogue by a test.
+import { SCALER_STATES, type ConditionStatus, type Phase, type ScalerStatus } from '../schema/status.js';
+import type { Drift } from './facts.js';
 import { ADOPT_ANNOTATION, OWNER_ANNOTATION } from './names.js';
-import { SCALER_STATES, type ScalerState, type ScalerStatus } from '../schema/status.js';
-import type { Verdict } from './status.js';
 
-export function invalidSpec(problems: string[]): Verdict {
-  const message = `Invalid spec: ${problems.join('; ')}`;
-  return {
-    phase: 'Invalid',
-    ready: { status: 'False', reason: 'InvalidSpec', message },
-    stalled: { reason: 'InvalidSpec', message },
-    pace: 'settled',
-  };
+/** How soon to look again: settled needs no resync (the resync period still applies). */
+export type Pace = 'settled' | 'progressing' | 'unavailable' | 'stalled';
+
+interface ReasonInfo {
+  /** The phases it appears with; the first is the usual one. */
+  phases: readonly Phase[];
+  ready: ConditionStatus;
+  /** The kstatus abnormal-true condition it sets, if any. */
+  condition?: 'Reconciling' | 'Stalled';
+  pace: Pace;
+  /** Who acts: the resource's author, the platform team (NATS, wadm, hosts, policy), or nobody (it resolves itself). */
+  fixedBy: 'user' | 'platform' | 'nobody';
+  /** The README row: what it means and what to do. */
+  doc: string;
+  /** Only the finalize hook reports it, while the resource is being deleted. */
+  finalize?: true;
 }
+
+export const REASONS = {
+  Deployed: { phases: ['Deployed'], ready: 'True', pace: 'settled', fixedBy: 'nobody', doc: 'wadm deployed the desired version and reports it deployed' },
+  Progressing: {
+    phases: ['Reconciling', 'Undeployed'],
+    ready: 'False',
+    condition: 'Reconciling',
+    pace: 'progressing',
+    fixedBy: 'nobody',
+    doc: 'the desired version was just deployed (also after healing drift: the message says what wadm had deployed instead); with phase Undeployed wadm has not started it — wadm reconciles a lattice only while hosts in it send heartbeats, so check that hosts run in that lattice',
+  },
+  Reconciling: { phases: ['Reconciling'], ready: 'False', condition: 'Reconciling', pace: 'progressing', fixedBy: 'nobody', doc: 'wadm is scaling components and providers' },
+  WaitingForHosts: { phases: ['Waiting'], ready: 'False', condition: 'Reconciling', pace: 'progressing', fixedBy: 'platform', doc: 'wadm waits for hosts in the lattice' },
+  ScalerFailed: {
+    phases: ['Failed'],
+    ready: 'False',
+    condition: 'Stalled',
+    pace: 'stalled',
+    fixedBy: 'platform',
+    doc: "a scaler failed (for example no host matches a spread's requirements); the message is wadm's",
+  },
+  Unhealthy: { phases: ['Unhealthy'], ready: 'False', condition: 'Stalled', pace: 'stalled', fixedBy: 'platform', doc: 'wadm reports the application unhealthy' },
+  Undeployed: {
+    phases: ['Undeployed'],
+    ready: 'False',
+    pace: 'settled',
+    fixedBy: 'user',
+    doc: 'wadm holds versions of the application and none is deployed (reported by the `status` command, which compares with no resource)',
+  },
+  Suspended: { phases: ['Suspended'], ready: 'False', pace: 'settled', fixedBy: 'user', doc: '`spec.suspend` is true' },
+  InvalidSpec: { phases: ['Invalid'], ready: 'False', condition: 'Stalled', pace: 'settled', fixedBy: 'user', doc: 'the spec is wrong; the message names the field. Nothing was sent to wadm' },
+  ManifestTooLarge: {
+    phases: ['Invalid'],
+    ready: 'False',
+    condition: 'Stalled',
+    pace: 'settled',
+    fixedBy: 'user',
+    doc: "the rendered manifest is larger than the NATS server's `max_payload`; the message gives both sizes. Nothing was sent: shrink the spec (move large config into config references) or raise `max_payload`",
+  },
+  ManifestInvalid: { phases: ['Invalid'], ready: 'False', condition: 'Stalled', pace: 'settled', fixedBy: 'user', doc: "wadm refused the manifest; the message is wadm's" },
+  LatticeNotAllowed: {
+    phases: ['Failed', 'Undeployed'],
+    ready: 'False',
+    condition: 'Stalled',
+    pace: 'settled',
+    fixedBy: 'user',
+    doc: 'the lattice policy does not let this namespace use `spec.lattice`; nothing is sent to that lattice, not even a delete',
+  },
+  DeployFailed: {
+    phases: ['Failed'],
+    ready: 'False',
+    condition: 'Stalled',
+    pace: 'stalled',
+    fixedBy: 'platform',
+    doc: 'wadm refused the deploy (for example a shared application that is not deployed); retried every 60 s',
+  },
+  WadmRejected: { phases: ['Failed'], ready: 'False', condition: 'Stalled', pace: 'stalled', fixedBy: 'platform', doc: "wadm refused an undeploy; the message is wadm's; retried every 60 s" },
+  OwnershipConflict: {
+    phases: ['Failed'],
+    ready: 'False',
+    condition: 'Stalled',
+    pace: 'settled',
+    fixedBy: 'user',
+    doc: 'no version of the wadm application carries this resource as its owner: it belongs to another resource or was created outside; rename, change `spec.lattice`, or adopt',
+  },
+  VersionConflict: { phases: ['Failed'], ready: 'False', condition: 'Stalled', pace: 'settled', fixedBy: 'user', doc: '`spec.version` names a version with other content; bump it' },
+  LatticeUnavailable: {
+    phases: ['Unknown'],
+    ready: 'Unknown',
+    condition: 'Reconciling',
+    pace: 'unavailable',
+    fixedBy: 'platform',
+    doc: 'NATS or wadm cannot be reached (disconnected, no responders, timeout, storage errors); the last known wadm fields are kept and the hook retries',
+  },
+  Deleted: { phases: ['Undeployed'], ready: 'False', pace: 'settled', fixedBy: 'nobody', finalize: true, doc: 'the application and all its versions were deleted from wadm (or never existed)' },
+  Orphaned: { phases: ['Undeployed'], ready: 'False', pace: 'settled', fixedBy: 'nobody', finalize: true, doc: '`deletionPolicy: Orphan`: the application keeps running in wadm' },
+  NotOwned: { phases: ['Undeployed'], ready: 'False', pace: 'settled', fixedBy: 'nobody', finalize: true, doc: 'the wadm application was not this resource\'s, so it was left as it is' },
+  DeleteFailed: { phases: ['Failed'], ready: 'False', condition: 'Stalled', pace: 'stalled', fixedBy: 'platform', finalize: true, doc: "wadm refused the delete; the message is wadm's; the finalizer stays and the hook retries" },
+} as const satisfies Record<string, ReasonInfo>;
+
+export type Reason = keyof typeof REASONS;
+
+/** What the core concluded about an application: status/build turns it into the written status. */
+export interface Verdict {
+  phase: Phase;
+  reason: Reason;
+  message: string;
+  version?: string;
+  deployedVersion?: string | null;
+  scalers?: ScalerStatus[];
+}
+
+export function reasonInfo(reason: Reason): ReasonInfo {
+  return REASONS[reason];
+}
+
+/** A verdict in the reason's usual phase. */
+export function verdict(reason: Reason, message: string, fields: Omit<Verdict, 'reason' | 'message' | 'phase'> & { phase?: Phase } = {}): Verdict {
+  return { phase: REASONS[reason].phases[0], ...fields, reason, message };
+}
+
+// The words for each situation. Messages never name a resource of another namespace: tenants
+// sharing a wadm must not learn each other's names.
 
 export function latticeNotAllowed(namespace: string, lattice: string): Verdict {
-  const message = `namespace "${namespace}" may not deploy to lattice "${lattice}": the lattice policy does not allow it; choose an allowed spec.lattice or ask the platform team`;
-  return {
-    phase: 'Failed',
-    ready: { status: 'False', reason: 'LatticeNotAllowed', message },
-    stalled: { reason: 'LatticeNotAllowed', message },
-    pace: 'settled',
-  };
+  return verdict(
+    'LatticeNotAllowed',
+    `namespace "${namespace}" may not deploy to lattice "${lattice}": the lattice policy does not allow it; choose an allowed spec.lattice or ask the platform team`,
+  );
 }
 
-export function ownershipConflict(lattice: string, name: string, model: ModelFacts, version: string): Verdict {
-  const owner = model.latest.owner;
+/** The NATS payload of a put: the body and the Content-Type header we send with it. */
+export function putBytes(manifest: { bytes: number }): number {
+  return manifest.bytes + PUT_HEADER_BYTES;
+}
+const PUT_HEADER_BYTES = 'NATS/1.0\r\nContent-Type: application/json\r\n\r\n'.length;
+
+export function manifestTooLarge(manifest: { version: string; bytes: number }, maxPayloadBytes: number): Verdict {
   const message =
-    owner === null
-      ? `wadm application "${name}" in lattice "${lattice}" was not created by this resource (it has no ${OWNER_ANNOTATION} annotation); ` +
-        `to take it over, annotate this resource with ${ADOPT_ANNOTATION}: "true"`
-      : `wadm application "${name}" in lattice "${lattice}" belongs to ${owner}; rename this resource or choose another spec.lattice`;
+    `the rendered manifest is ${putBytes(manifest)} bytes, more than the NATS server's max_payload of ${maxPayloadBytes} bytes, ` +
+    'so wadm can never receive it: shrink the spec (for example move large config into config references) or raise max_payload on the NATS servers';
+  return verdict('ManifestTooLarge', message, { version: manifest.version });
+}
+
+export function unavailable(lattice: string, cause: { reason: string; message: string }, version: string | undefined, previous: unknown): Verdict {
+  const message = `Cannot reach wadm for lattice "${lattice}" (${cause.reason}): ${cause.message}; will retry`;
+  const last = lastKnown(previous);
+  return verdict('LatticeUnavailable', message, { ...(version !== undefined ? { version } : {}), deployedVersion: last.deployedVersion, scalers: last.scalers });
+}
+
+/** Who holds a model that is not ours, as far as this resource's namespace may know. */
+export function heldBy(app: { ref: { namespace: string } }, owners: (string | null)[]): string {
+  const resources = [...new Set(owners.filter((o): o is string => o !== null))].sort();
+  if (resources.length === 0) return `was not created by a WasmCloudApplication (no ${OWNER_ANNOTATION} annotation)`;
+  const neighbour = resources.find((owner) => owner.startsWith(`${app.ref.namespace}/`));
+  return neighbour ? `belongs to ${neighbour}` : 'belongs to a resource in another namespace';
+}
+
+export function ownershipConflict(app: { ref: { namespace: string; name: string }; lattice: string }, owners: (string | null)[], version: string): Verdict {
+  const unowned = owners.every((o) => o === null);
+  const advice = unowned ? `to take it over, annotate this resource with ${ADOPT_ANNOTATION}: "true"` : 'rename this resource or choose another spec.lattice';
   // Nothing changes until someone else acts; the CompositeController's resyncPeriodSeconds looks again.
-  return stalledFailure('OwnershipConflict', message, version, 'settled');
+  return verdict('OwnershipConflict', `wadm application "${app.ref.name}" in lattice "${app.lattice}" ${heldBy(app, owners)}; ${advice}`, { version });
 }
 
-export function versionConflict(version: string, pinned: boolean): Verdict {
-  const message = pinned
-    ? `version "${version}" already exists in wadm with different content: change spec.version to publish this spec`
-    : `version "${version}" already exists in wadm with content this resource did not write`;
-  return stalledFailure('VersionConflict', message, version, 'settled');
-}
-
-export function rejected(step: string, message: string, version: string, model: ModelFacts | null | undefined): Verdict {
-  if (step === 'put') {
-    const text = `wadm rejected the manifest: ${message}`;
-    return {
-      phase: 'Invalid',
-      ready: { status: 'False', reason: 'ManifestInvalid', message: text },
-      stalled: { reason: 'ManifestInvalid', message: text },
-      version,
-      deployedVersion: model?.deployedVersion ?? null,
-      pace: 'settled',
-    };
-  }
+export function rejected(step: string, message: string, version: string, model: { deployedVersion: string | null } | null | undefined): Verdict {
+  const deployedVersion = model?.deployedVersion ?? null;
+  if (step === 'put') return verdict('ManifestInvalid', `wadm rejected the manifest: ${message}`, { version, deployedVersion });
   // A deploy can be refused for reasons outside this resource (a shared application not yet
   // deployed, a component id used by another application): look again later.
-  const verdict = stalledFailure(step === 'deploy' ? 'DeployFailed' : 'WadmRejected', `wadm refused to ${step} version "${version}": ${message}`, version, 'stalled');
-  return { ...verdict, deployedVersion: model?.deployedVersion ?? null };
-}
-
-function stalledFailure(reason: string, message: string, version: string, pace: Verdict['pace']): Verdict {
-  return {
-    phase: 'Failed',
-    ready: { status: 'False', reason, message },
-    stalled: { reason, message },
-    version,
-    pace,
-  };
+  return verdict(step === 'deploy' ? 'DeployFailed' : 'WadmRejected', `wadm refused to ${step} version "${version}": ${message}`, { version, deployedVersion });
 }
 
 export function suspended(version: string): Verdict {
-  return {
-    phase: 'Suspended',
-    ready: { status: 'False', reason: 'Suspended', message: `Suspended: version ${version} is not deployed (spec.suspend is true)` },
-    version,
-    deployedVersion: null,
-    pace: 'settled',
-  };
+  return verdict('Suspended', `Suspended: version ${version} is not deployed (spec.suspend is true)`, { version, deployedVersion: null });
 }
 
-export function unavailable(
-  lattice: string,
-  cause: { reason: UnavailableReason; message: string },
-  version: string | undefined,
-  previous: unknown,
-): Verdict {
-  const message = `Cannot reach wadm for lattice "${lattice}" (${cause.reason}): ${cause.message}; will retry`;
-  const last = lastKnown(previous);
-  return {
-    phase: 'Unknown',
-    ready: { status: 'Unknown', reason: 'LatticeUnavailable', message },
-    reconciling: { reason: 'LatticeUnavailable', message },
-    ...(version !== undefined ? { version } : {}),
-    deployedVersion: last.deployedVersion,
-    scalers: last.scalers,
-    pace: 'unavailable',
-  };
+/** The drift the previous status said our deploy of this version healed, if it did. */
+export function healedBefore(previousStatus: unknown, version: string): string | undefined {
+  const message = (previousStatus as { message?: unknown } | null | undefined)?.message;
+  if (typeof message !== 'string') return undefined;
+  const suffix = `; redeployed version ${version}; waiting for wadm to report its status`;
+  return message.endsWith(suffix) && message.startsWith('wadm had ') ? message.slice(0, -suffix.length) : undefined;
 }
 
-/** wadm acknowledged our deploy; anything it said before is about the previous version. */
-export function justDeployed(version: string): Verdict {
-  const message = `Deployed version ${version}; waiting for wadm to report its status`;
-  return {
-    version,
-    deployedVersion: version,
-    phase: 'Reconciling',
-    ready: { status: 'False', reason: 'Progressing', message },
-    reconciling: { reason: 'Progressing', message },
-    pace: 'progressing',
-  };
-}
-
-/** Deployed as wanted: what wadm says about it decides the verdict (status-conventions §3). */
-export function fromWadm(version: string, lattice: string, facts: StatusFacts): Verdict {
-  const base = { version, deployedVersion: version };
-  if (facts.predatesDeploy) return justDeployed(version);
-  const type = normalise(facts.status.status.type);
-  const scalers = scalersOf(facts);
-  const said = facts.status.status.message ?? '';
-  const progressing = (phase: Verdict['phase'], reason: string, message: string): Verdict => ({
-    ...base,
-    phase,
-    scalers,
-    ready: { status: 'False', reason, message },
-    reconciling: { reason, message },
-    pace: 'progressing',
-  });
-  const stalled = (phase: Verdict['phase'], reason: string, message: string): Verdict => ({
-    ...base,
-    phase,
-    scalers,
-    ready: { status: 'False', reason, message },
-    stalled: { reason, message },
-    pace: 'stalled',
-  });
-  switch (type) {
-    case 'deployed':
-      return { ...base, phase: 'Deployed', scalers, ready: { status: 'True', reason: 'Deployed', message: said || `Version ${version} is deployed` }, pace: 'settled' };
-    case 'reconciling':
-      return progressing('Reconciling', 'Reconciling', said || `wadm is reconciling version ${version}`);
-    case 'waiting':
-      return progressing('Waiting', 'WaitingForHosts', said || `wadm is waiting for hosts in lattice "${lattice}"`);
-    case 'undeployed':
-      return progressing(
-        'Undeployed',
-        'Progressing',
-        `wadm has not started version ${version} yet (wadm reconciles a lattice only while hosts in it send heartbeats)`,
-      );
-    case 'failed':
-      return stalled('Failed', 'ScalerFailed', said || firstFailing(scalers) || `wadm reports version ${version} failed`);
-    case 'unhealthy':
-      return stalled('Unhealthy', 'Unhealthy', said || firstFailing(scalers) || `wadm reports version ${version} unhealthy`);
-  }
-}
-
-function normalise(type: string): WadmStatusType {
-  if (type === 'compensating') return 'reconciling';
-  if (type === 'ready') return 'deployed';
-  return type as WadmStatusType;
-}
-
-function capitalise(type: WadmStatusType): ScalerState {
-  return (type.charAt(0).toUpperCase() + type.slice(1)) as ScalerState;
-}
-
-/** Sorted, because wadm's order is its own business and status must not churn. */
-function scalersOf(facts: StatusFacts): ScalerStatus[] {
-  const scalers = (facts.status.scalers ?? []).map((s): ScalerStatus => {
-    const entry: ScalerStatus = { kind: s.kind ?? '', name: s.name ?? '', status: capitalise(normalise(s.status.type)) };
-    if (s.status.message) entry.message = s.status.message;
-    return entry;
-  });
-  return scalers.sort((a, b) => compare(a.kind, b.kind) || compare(a.name, b.name) || compare(a.message ?? '', b.message ?? ''));
-}
-
-function firstFailing(scalers: ScalerStatus[]): string | undefined {
-  return scalers.find((s) => s.status !== 'Deployed' && s.message)?.message;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+/** The first half of the status message after healing drift. */
+export function drift(replacing: Drift): string {
+  return replacing.deployed === null
+    ? 'wadm had nothing deployed (undeployed outside Kubernetes)'
+    : `wadm had version ${replacing.deployed} deployed outside Kubernetes`;
 }
 
 /** What the previous status said about wadm, carried over while wadm cannot be asked. */
-function lastKnown(previous: unknown): { deployedVersion: string | null; scalers: ScalerStatus[] } {
+export function lastKnown(previous: unknown): { deployedVersion: string | null; scalers: ScalerStatus[] } {
   const status = (previous ?? {}) as { deployedVersion?: unknown; scalers?: unknown };
   const deployedVersion = typeof status.deployedVersion === 'string' ? status.deployedVersion : null;
   const scalers = Array.isArray(status.scalers)

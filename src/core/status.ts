@@ -1,20 +1,9 @@
-// Turns a verdict (what the core concluded) into the status Metacontroller writes. Deterministic:
-// the only clock value is lastTransitionTime, kept from the previous status unless the
-// condition's status flips, so an unchanged situation gives byte-identical status.
-import type { ApplicationStatus, Condition, ConditionStatus, ConditionType, Phase, ScalerStatus } from '../schema/status.js';
-
-export interface Verdict {
-  phase: Phase;
-  ready: { status: ConditionStatus; reason: string; message: string };
-  /** Present = the condition is True (kstatus abnormal-true conditions are absent otherwise). */
-  reconciling?: { reason: string; message: string };
-  stalled?: { reason: string; message: string };
-  version?: string;
-  deployedVersion?: string | null;
-  scalers?: ScalerStatus[];
-  /** How soon to look again: settled needs no resync. */
-  pace: 'settled' | 'progressing' | 'unavailable' | 'stalled';
-}
+// Turns a verdict into the status Metacontroller writes, and wadm's own status into a verdict.
+// Deterministic: the only clock value is lastTransitionTime, kept from the previous status unless
+// the condition's status flips, so an unchanged situation gives byte-identical status.
+import { type ApplicationStatus, type Condition, type ConditionStatus, type ConditionType, type ScalerState, type ScalerStatus } from '../schema/status.js';
+import type { LatticeStatus, StatusFacts } from './facts.js';
+import { REASONS, verdict, type Pace, type Verdict } from './reasons.js';
 
 export interface StatusContext {
   generation: number;
@@ -32,35 +21,36 @@ export interface StatusAnswer {
 const MAX_MESSAGE = 1024;
 
 export function buildStatus(context: StatusContext, verdict: Verdict): StatusAnswer {
+  const info = REASONS[verdict.reason];
   const previous = previousConditions(context.previous);
-  const condition = (type: ConditionType, status: ConditionStatus, reason: string, message: string): Condition => ({
+  const message = truncate(verdict.message);
+  const condition = (type: ConditionType, status: ConditionStatus): Condition => ({
     type,
     status,
-    reason,
-    message: truncate(message),
+    reason: verdict.reason,
+    message,
     lastTransitionTime: keptTime(previous.get(type), status, context.now),
     observedGeneration: context.generation,
   });
-  const conditions = [condition('Ready', verdict.ready.status, verdict.ready.reason, verdict.ready.message)];
-  if (verdict.reconciling) conditions.push(condition('Reconciling', 'True', verdict.reconciling.reason, verdict.reconciling.message));
-  if (verdict.stalled) conditions.push(condition('Stalled', 'True', verdict.stalled.reason, verdict.stalled.message));
+  const conditions = [condition('Ready', info.ready)];
+  if ('condition' in info) conditions.push(condition(info.condition, 'True'));
 
   const status: ApplicationStatus = { observedGeneration: context.generation, lattice: context.lattice };
   if (verdict.version !== undefined) status.version = verdict.version;
   if (verdict.deployedVersion) status.deployedVersion = verdict.deployedVersion;
   status.phase = verdict.phase;
-  status.message = truncate(verdict.ready.message);
+  status.message = message;
   if (verdict.scalers && verdict.scalers.length > 0) status.scalers = verdict.scalers;
   status.conditions = conditions;
 
   const readySince = Date.parse(conditions[0]!.lastTransitionTime);
-  const resyncAfterSeconds = resyncDelay(verdict.pace, context.now - readySince);
+  const resyncAfterSeconds = resyncDelay(info.pace, context.now - readySince);
   return resyncAfterSeconds === undefined ? { status } : { status, resyncAfterSeconds };
 }
 
 /** Short and growing while something is expected to change; none once settled. */
-export function resyncDelay(pace: Verdict['pace'], ageMs: number): number | undefined {
-  const steps: Record<Verdict['pace'], number[]> = {
+export function resyncDelay(pace: Pace, ageMs: number): number | undefined {
+  const steps: Record<Pace, number[]> = {
     settled: [],
     progressing: [2, 5, 15, 60],
     unavailable: [5, 10, 30, 60],
@@ -70,6 +60,62 @@ export function resyncDelay(pace: Verdict['pace'], ageMs: number): number | unde
   if (delays.length === 0) return undefined;
   const bucket = ageMs < 15_000 ? 0 : ageMs < 60_000 ? 1 : ageMs < 300_000 ? 2 : 3;
   return delays[bucket];
+}
+
+/** wadm acknowledged our deploy; anything it said before is about the previous version. */
+export function justDeployed(version: string, healed?: string): Verdict {
+  const message = `${healed ? `${healed}; redeployed` : 'Deployed'} version ${version}; waiting for wadm to report its status`;
+  return verdict('Progressing', message, { version, deployedVersion: version });
+}
+
+/** Deployed as wanted: what wadm says about it decides the verdict (status-conventions §3). */
+export function fromWadm(version: string, lattice: string, facts: StatusFacts): Verdict {
+  if (facts.predatesDeploy) return justDeployed(version);
+  const fields = { version, deployedVersion: version, scalers: scalersOf(facts.status) };
+  const said = facts.status.status.message ?? '';
+  switch (normalise(facts.status.status.type)) {
+    case 'Deployed':
+      return verdict('Deployed', said || `Version ${version} is deployed`, fields);
+    case 'Reconciling':
+      return verdict('Reconciling', said || `wadm is reconciling version ${version}`, fields);
+    case 'Waiting':
+      return verdict('WaitingForHosts', said || `wadm is waiting for hosts in lattice "${lattice}"`, fields);
+    case 'Undeployed':
+      return verdict(
+        'Progressing',
+        `wadm has not started version ${version} yet (wadm reconciles a lattice only while hosts in it send heartbeats)`,
+        { ...fields, phase: 'Undeployed' },
+      );
+    case 'Failed':
+      return verdict('ScalerFailed', said || firstFailing(fields.scalers) || `wadm reports version ${version} failed`, fields);
+    case 'Unhealthy':
+      return verdict('Unhealthy', said || firstFailing(fields.scalers) || `wadm reports version ${version} unhealthy`, fields);
+  }
+}
+
+/** wadm's StatusType, capitalised; `compensating` and `ready` are old aliases wadm still accepts. */
+function normalise(type: string): ScalerState {
+  if (type === 'compensating') return 'Reconciling';
+  if (type === 'ready') return 'Deployed';
+  return (type.charAt(0).toUpperCase() + type.slice(1)) as ScalerState;
+}
+
+/** Sorted, because wadm's order is its own business and status must not churn. */
+function scalersOf(status: LatticeStatus): ScalerStatus[] {
+  const scalers = (status.scalers ?? []).map((s): ScalerStatus => {
+    const entry: ScalerStatus = { kind: s.kind ?? '', name: s.name ?? '', status: normalise(s.status.type) };
+    if (s.status.message) entry.message = s.status.message;
+    return entry;
+  });
+  return scalers.sort((a, b) => compare(a.kind, b.kind) || compare(a.name, b.name) || compare(a.message ?? '', b.message ?? ''));
+}
+
+function firstFailing(scalers: ScalerStatus[]): string | undefined {
+  return scalers.find((s) => s.status !== 'Deployed' && s.message)?.message;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function keptTime(previous: { status: string; time: string } | undefined, status: ConditionStatus, now: number): string {

@@ -1,4 +1,4 @@
-// Turns a hook's parent into a DesiredApplication, or into a list of problems that each name the
+// Turns a hook's parent into a ValidSpec (the spec, ready to render), or into problems that each name the
 // field to fix. Mirrors wadm's own manifest validation so a bad spec never reaches NATS.
 import {
   ApplicationSpecSchema,
@@ -16,7 +16,7 @@ export interface ResourceRef {
   generation: number;
 }
 
-export interface DesiredApplication {
+export interface ValidSpec {
   ref: ResourceRef;
   /** `<namespace>/<name>`: written into every manifest we put, checked before every write. */
   owner: string;
@@ -33,7 +33,7 @@ export interface DesiredApplication {
 }
 
 export type Validation =
-  | { ok: true; app: DesiredApplication }
+  | { ok: true; app: ValidSpec }
   | { ok: false; ref: ResourceRef; lattice: string; problems: string[] };
 
 const checkSpec = compile<ApplicationSpec>(ApplicationSpecSchema);

@@ -1,22 +1,37 @@
-// The settled fast path: the serialised answer of each object's last settled call, reused while
-// the object (uid, resourceVersion), the lattice policy and everything known about the
-// application in wadm (model and status cache entries, compared by identity) are unchanged.
-// A resync of a settled application then costs a JSON.parse and a few lookups.
+// The one owner of "may I reuse what I know?" on the hook's hot path. One entry per object (uid),
+// bounded by CACHE_ENTRIES:
+//   - the Application derived from the object, reused while what derivation reads is unchanged
+//     (the same resourceVersion, or the same fingerprint after a status-only write);
+//   - the serialised answer of its last settled call, reused only while everything it depends on
+//     is unchanged: the object (resourceVersion), the hook, the lattice policy, and what this
+//     replica knows of wadm — the Knowledge stamp, the same object only while connected, while the
+//     lattice's wadm answered within the liveness window and while nothing known changed.
 import { createHash } from 'node:crypto';
+import { applicationOf, type Application } from '../core/application.js';
 import { Lru } from '../core/lru.js';
+import type { Parent } from '../schema/hook.js';
 
 export interface Answer {
   json: string;
   etag: string;
 }
 
-interface Memo {
+/** What a settled answer was computed from, besides what Knowledge stamps. */
+export interface AnswerKey {
   resourceVersion: string;
   hook: string;
-  /** null: the answer did not depend on the lattice (an invalid spec, a denied lattice). */
-  snapshot: unknown[] | null;
   policy: unknown;
-  answer: Answer;
+  /** The NATS server's max_payload: the size check depends on it. */
+  maxPayloadBytes: number | undefined;
+}
+
+interface Entry {
+  resourceVersion: string | undefined;
+  /** A hash of what derivation reads, the generation too (a rollback brings earlier content back under a new one). */
+  content: string;
+  app: Application;
+  /** `stamp` null: the answer needed nothing from wadm (an invalid spec, a denied lattice). */
+  settled?: { key: AnswerKey; stamp: object | null; answer: Answer };
 }
 
 export function answerOf(response: object): Answer {
@@ -24,36 +39,70 @@ export function answerOf(response: object): Answer {
   return { json, etag: `"${createHash('sha1').update(json).digest('base64url')}"` };
 }
 
-export class AnswerMemo {
-  private readonly memos: Lru<string, Memo>;
-  hits = 0;
+export class Answers {
+  private readonly entries: Lru<string, Entry>;
 
-  constructor(capacity: number) {
-    this.memos = new Lru(capacity);
+  constructor(
+    capacity: number,
+    private readonly defaultLattice: string,
+  ) {
+    this.entries = new Lru(capacity);
   }
 
   get size(): number {
-    return this.memos.size;
+    return this.entries.size;
   }
 
-  find(uid: string, resourceVersion: string, hook: string, snapshot: () => unknown[] | undefined, policy: unknown): Answer | undefined {
-    const memo = this.memos.get(uid);
-    if (!memo || memo.resourceVersion !== resourceVersion || memo.hook !== hook || memo.policy !== policy) return undefined;
-    if (memo.snapshot !== null && !sameSnapshot(memo.snapshot, snapshot())) return undefined;
-    this.hits++;
-    return memo.answer;
+  get evictions(): number {
+    return this.entries.evictions;
   }
 
-  keep(uid: string, memo: Memo): void {
-    this.memos.set(uid, memo);
+  /** The object's Application, derived again only when what derivation reads has changed. */
+  application(parent: Parent): Application {
+    const { uid, resourceVersion } = parent.metadata;
+    if (uid === undefined) return applicationOf(parent, this.defaultLattice).app;
+    const cached = this.entries.get(uid);
+    if (cached && resourceVersion !== undefined && cached.resourceVersion === resourceVersion) return cached.app;
+    const content = fingerprint(parent);
+    if (content === undefined) return applicationOf(parent, this.defaultLattice).app;
+    // A status write changes resourceVersion but not what derivation reads.
+    if (cached?.content === content) {
+      this.entries.set(uid, { ...cached, resourceVersion });
+      return cached.app;
+    }
+    const { app } = applicationOf(parent, this.defaultLattice);
+    this.entries.set(uid, { resourceVersion, content, app });
+    return app;
+  }
+
+  /** The settled answer of this object, if every part of its key and the Knowledge stamp are unchanged. */
+  reusable(uid: string, key: AnswerKey, stamp: () => object | undefined): Answer | undefined {
+    const settled = this.entries.get(uid)?.settled;
+    if (!settled || !sameKey(settled.key, key)) return undefined;
+    if (settled.stamp !== null && settled.stamp !== stamp()) return undefined;
+    return settled.answer;
+  }
+
+  keep(uid: string, key: AnswerKey, stamp: object | null, answer: Answer): void {
+    const entry = this.entries.get(uid);
+    if (entry) this.entries.set(uid, { ...entry, settled: { key, stamp, answer } });
   }
 
   forget(uid: string): void {
-    this.memos.delete(uid);
+    const entry = this.entries.get(uid);
+    if (entry?.settled) this.entries.set(uid, { resourceVersion: entry.resourceVersion, content: entry.content, app: entry.app });
   }
 }
 
-export function sameSnapshot(a: unknown[] | undefined, b: unknown[] | undefined): boolean {
-  if (a === undefined || b === undefined || a.length !== b.length) return false;
-  return a.every((item, i) => item === b[i]);
+function sameKey(a: AnswerKey, b: AnswerKey): boolean {
+  return a.resourceVersion === b.resourceVersion && a.hook === b.hook && a.policy === b.policy && a.maxPayloadBytes === b.maxPayloadBytes;
+}
+
+function fingerprint(parent: Parent): string | undefined {
+  const { namespace, name, generation, labels, annotations } = parent.metadata;
+  try {
+    return createHash('sha1').update(JSON.stringify([namespace, name, generation, labels, annotations, parent.spec])).digest('base64');
+  } catch {
+    return undefined; // too deep to serialise: derivation reports it
+  }
 }

@@ -1,20 +1,25 @@
-// The hook handlers: prepare the request, run the core's steps against the lattice, log what
-// changed. No HTTP here (src/server.ts) and no decisions (src/sync.ts, src/finalize.ts).
+// The hook handlers, between HTTP (server.ts) and the core (core/decide.ts): make the call, run
+// the core's steps against the lattice until it answers, remember what is worth remembering, log
+// what changed, and reuse a settled answer while nothing it depends on changed (answers.ts).
 import type { Logger } from 'pino';
-import type { Action, ActionResult, Write } from '../core/facts.js';
-import { decideFinalize } from '../core/finalize.js';
-import { runSteps, type Decide, type Run } from './steps.js';
-import { answerOf, AnswerMemo, sameSnapshot, type Answer } from './answers.js';
-import { Derivations } from './derivations.js';
-import type { HookRequest, HookResponse } from '../schema/hook.js';
-import { decideSync, prepare, type Prepared } from '../core/sync.js';
+import { callOf, type Call } from '../core/application.js';
+import { decideFinalize, decideSync, memorable, type Step } from '../core/decide.js';
+import { learn, NO_FACTS, type Action, type ActionResult, type LatticeFacts, type ModelFacts, type Write } from '../core/facts.js';
 import type { Tenancy } from '../core/tenancy.js';
+import type { HookRequest, HookResponse } from '../schema/hook.js';
+import { answerOf, Answers, type Answer } from './answers.js';
 
 /** Where actions are performed: wadm over NATS in production, memory in unit tests. */
 export interface Lattice {
   perform(lattice: string, name: string, action: Action): Promise<ActionResult>;
-  /** What is known about an application, as identities (see AnswerMemo); absent: answers are never reused. */
-  snapshot?(lattice: string, name: string): unknown[] | undefined;
+  /** What this replica remembers of wadm; absent: nothing is remembered and no answer is reused. */
+  knowledge?: {
+    stamp(lattice: string, name: string): object | undefined;
+    checkpoint(): number;
+    remember(lattice: string, name: string, model: ModelFacts | undefined, checkpoint: number): void;
+  };
+  /** The NATS server's max_payload, while connected. */
+  maxPayloadBytes?(): number | undefined;
 }
 
 export interface HookDeps {
@@ -23,98 +28,119 @@ export interface HookDeps {
   /** Time left for wadm requests in one hook call; past it, the call answers LatticeUnavailable. */
   budgetMs: number;
   now: () => number;
-  /** After every computed answer (not those reused from memory, which changed nothing). */
-  onRun?: (hook: HookName, run: Run, prepared: Prepared) => void;
+  /** After every computed answer (not those reused, which changed nothing). */
+  onRun?: (hook: HookName, run: Run) => void;
   onAnswer?: (source: 'memory' | 'computed') => void;
-  /** Parents whose validation and rendered manifest are kept (default 10,000). */
-  cacheEntries?: number;
+  /** Objects whose application and settled answer are kept (CACHE_ENTRIES). */
+  cacheEntries: number;
 }
 
 export type HookName = 'sync' | 'finalize';
 
-export interface Hooks {
-  sync(request: HookRequest, log: Logger): Promise<HookResponse>;
-  finalize(request: HookRequest, log: Logger): Promise<HookResponse>;
-  /** The serialised answer, from memory when nothing it depends on changed since the last one. */
-  answer(hook: HookName, request: HookRequest, log: Logger): Promise<Answer>;
-  readonly memo: AnswerMemo;
+export interface Run {
+  call: Call;
+  response: HookResponse;
+  actions: Action[];
+  facts: LatticeFacts;
 }
 
+export interface Hooks {
+  /** The serialised answer, reused when nothing it depends on changed since the last one. */
+  answer(hook: HookName, request: HookRequest, log: Logger): Promise<Answer>;
+  run(hook: HookName, request: HookRequest, log: Logger): Promise<Run>;
+  readonly answers: Answers;
+}
+
+/** Enough for read, ownership reads, put, deploy, a full prune of 50 versions and a status read. */
+export const MAX_STEPS = 64;
+
+const DECIDE: Record<HookName, (call: Call, facts: LatticeFacts) => Step> = { sync: decideSync, finalize: decideFinalize };
+
 export function createHooks(deps: HookDeps): Hooks {
-  const derivations = new Derivations(deps.cacheEntries ?? 10_000, deps.tenancy.defaultLattice);
+  const answers = new Answers(deps.cacheEntries, deps.tenancy.defaultLattice);
+  const { knowledge } = deps.lattice;
 
-  const memo = new AnswerMemo(deps.cacheEntries ?? 10_000);
-
-  async function run(hook: HookName, decide: Decide, request: HookRequest, log: Logger): Promise<Run> {
-    const prepared = prepare(request, deps.tenancy, derivations.of(request.parent));
-    const deadline = deps.now() + deps.budgetMs;
+  async function run(hook: HookName, request: HookRequest, log: Logger): Promise<Run> {
+    const call = callOf(request, deps.tenancy, { app: answers.application(request.parent), now: deps.now(), maxPayloadBytes: deps.lattice.maxPayloadBytes?.() });
+    const { lattice, ref } = call.app;
+    const deadline = call.now + deps.budgetMs;
     const perform = (action: Action): Promise<ActionResult> =>
       deps.now() > deadline
         ? Promise.resolve({ kind: 'unavailable', reason: 'Timeout', message: `no time left within this hook call (${deps.budgetMs} ms)` })
-        : deps.lattice.perform(prepared.lattice, prepared.ref.name, action);
-    const result = await runSteps(decide, prepared, perform, deps.now);
-    logRun(log, hook, prepared, result);
-    deps.onRun?.(hook, result, prepared);
+        : deps.lattice.perform(lattice, ref.name, action);
+    const checkpoint = knowledge?.checkpoint() ?? 0;
+    const result = await runSteps(DECIDE[hook], call, perform);
+    const model = memorable(call, result.facts);
+    if (model !== 'unchanged') knowledge?.remember(lattice, ref.name, model ?? undefined, checkpoint);
+    logRun(log, hook, result);
+    deps.onRun?.(hook, result);
     return result;
   }
 
   async function answer(hook: HookName, request: HookRequest, log: Logger): Promise<Answer> {
     const { uid, resourceVersion } = request.parent.metadata;
-    const snapshot = () => {
-      const derived = derivations.of(request.parent);
-      return deps.lattice.snapshot?.(derived.lattice, derived.ref.name);
+    if (uid === undefined || resourceVersion === undefined) return answerOf((await run(hook, request, log)).response);
+    const key = { resourceVersion, hook, policy: deps.tenancy.revision?.(), maxPayloadBytes: deps.lattice.maxPayloadBytes?.() };
+    const stamp = () => {
+      const app = answers.application(request.parent);
+      return knowledge?.stamp(app.lattice, app.ref.name);
     };
-    const policy = deps.tenancy.revision?.();
-    if (uid === undefined || resourceVersion === undefined) return answerOf((await run(hook, DECIDE[hook], request, log)).response);
-    const known = memo.find(uid, resourceVersion, hook, snapshot, policy);
+    const known = answers.reusable(uid, key, stamp);
     deps.onAnswer?.(known ? 'memory' : 'computed');
     if (known) return known;
-    const before = snapshot();
-    const result = await run(hook, DECIDE[hook], request, log);
+    const before = stamp();
+    const result = await run(hook, request, log);
     const computed = answerOf(result.response);
-    // Only a settled answer that needed nothing new from wadm, with nothing changing meanwhile.
+    // Only a settled answer that changed nothing in wadm, computed from knowledge that did not
+    // change meanwhile; null: it needed nothing from wadm at all.
     const settled = result.response.resyncAfterSeconds === undefined && result.facts.writes.length === 0 && !result.facts.unavailable;
-    // null: the answer needed nothing from the lattice (an invalid spec, a denied lattice).
-    const after = result.actions.length === 0 ? null : snapshot();
-    if (settled && (after === null || (after !== undefined && sameSnapshot(before, after)))) {
-      memo.keep(uid, { resourceVersion, hook, snapshot: after, policy, answer: computed });
-    } else memo.forget(uid);
+    const after = result.actions.length === 0 ? null : stamp();
+    if (settled && (after === null || (after !== undefined && after === before))) answers.keep(uid, key, after, computed);
+    else answers.forget(uid);
     return computed;
   }
 
-  return {
-    sync: async (request, log) => (await run('sync', decideSync, request, log)).response,
-    finalize: async (request, log) => (await run('finalize', decideFinalize, request, log)).response,
-    answer,
-    memo,
-  };
+  return { answer, run, answers };
 }
 
-const DECIDE: Record<HookName, Decide> = { sync: decideSync, finalize: decideFinalize };
-
-
-function identity(prepared: Prepared) {
-  return {
-    namespace: prepared.ref.namespace,
-    name: prepared.ref.name,
-    generation: prepared.ref.generation,
-    lattice: prepared.lattice,
-    version: prepared.rendered?.version,
-  };
+/** Asks the core for the next step, performs it, folds the result in, until the core answers. */
+export async function runSteps(decide: (call: Call, facts: LatticeFacts) => Step, call: Call, perform: (action: Action) => Promise<ActionResult>): Promise<Run> {
+  let facts = NO_FACTS;
+  const actions: Action[] = [];
+  for (;;) {
+    const step = decide(call, facts);
+    if ('answer' in step) return { call, response: step.answer, actions, facts };
+    // A wadm that keeps contradicting itself ends as LatticeUnavailable rather than a hung hook.
+    if (actions.length >= MAX_STEPS) {
+      facts = { ...facts, unavailable: { reason: 'BadReply', message: `wadm gave inconsistent answers over ${MAX_STEPS} requests` } };
+      continue;
+    }
+    actions.push(step.action);
+    facts = learn(facts, step.action, await perform(step.action));
+  }
 }
 
-/** Info for what changed (writes, phase changes); debug for the many calls that change nothing. */
-function logRun(log: Logger, hook: HookName, prepared: Prepared, run: Run): void {
+/** The name of a write in logs and in wadm_writes_total. */
+export function writeOperation(write: Write): 'put' | 'deploy' | 'undeploy' | 'delete' | 'prune' {
+  if (write.kind === 'delete') return write.version === null ? 'delete' : 'prune';
+  return write.kind;
+}
+
+/** Info for what wadm confirmed and for phase changes, warn for failed writes, debug for the many calls that change nothing. */
+function logRun(log: Logger, hook: HookName, run: Run): void {
   const { status } = run.response;
-  const previousPhase = (prepared.previousStatus as { phase?: unknown } | undefined)?.phase;
-  const changed = run.facts.writes.length > 0 || status.phase !== previousPhase;
+  const { app, previousStatus } = run.call;
+  const previousPhase = (previousStatus as { phase?: unknown } | undefined)?.phase;
+  const changed = run.facts.writes.length > 0 || run.facts.failed.length > 0 || status.phase !== previousPhase;
   // A settled resync is the common call: build no child logger for it unless debug is on.
   if (!changed && !log.isLevelEnabled('debug')) return;
-  const app = log.child(identity(prepared));
-  for (const write of run.facts.writes) app.info({ hook }, describeWrite(write));
+  const version = app.valid ? app.manifest.version : undefined;
+  const child = log.child({ namespace: app.ref.namespace, name: app.ref.name, generation: app.ref.generation, lattice: app.lattice, version });
+  for (const write of run.facts.writes) child.info({ hook }, describeWrite(write));
+  for (const { write, reason } of run.facts.failed) child.warn({ hook, operation: writeOperation(write), reason }, `could not ${writeOperation(write)}: ${reason}`);
   const fields = { hook, phase: status.phase, requests: run.actions.length, resyncAfterSeconds: run.response.resyncAfterSeconds };
-  if (status.phase !== previousPhase) app.info({ ...fields, previousPhase, reason: status.conditions?.[0]?.reason }, status.message ?? '');
-  else app.debug(fields, 'no change');
+  if (status.phase !== previousPhase) child.info({ ...fields, previousPhase, reason: status.conditions?.[0]?.reason }, status.message ?? '');
+  else child.debug(fields, 'no change');
 }
 
 function describeWrite(write: Write): string {
@@ -122,11 +148,12 @@ function describeWrite(write: Write): string {
     case 'put':
       return `put version ${write.version}`;
     case 'deploy':
-      return `deployed version ${write.version}`;
+      return write.replacing
+        ? `deployed version ${write.version}, replacing ${write.replacing.deployed ?? 'nothing'} deployed outside Kubernetes`
+        : `deployed version ${write.version}`;
     case 'undeploy':
       return 'undeployed';
     case 'delete':
       return write.version === null ? 'deleted the application and all its versions' : `pruned version ${write.version}`;
   }
 }
-

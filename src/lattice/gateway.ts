@@ -1,48 +1,32 @@
 // Performs the core's actions against wadm for one application and reports the results in the
-// core's terms. Everything wadm- and NATS-specific about an action lives here.
-import type { Action, ActionResult, Write } from '../core/facts.js';
+// core's terms. Everything wadm- and NATS-specific about an action lives here, and so does the
+// rule for using what Knowledge remembers: only while connected, and only while the lattice's
+// wadm has answered within the liveness window (else one shared probe asks it first).
+import type { Action, ActionResult, ModelFacts, VersionFacts } from '../core/facts.js';
 import { CONTENT_HASH_ANNOTATION, OWNER_ANNOTATION } from '../core/names.js';
 import { WadmUnavailableError } from './errors.js';
+import type { Knowledge } from './knowledge.js';
 import type { LatticeWatch } from './watch.js';
-import type { ModelCache } from './model-cache.js';
-import type { StatusCache } from './status-cache.js';
 import type { WadmClient, WriteOutcome } from './wadm-client.js';
-import type { ModelFacts, VersionFacts } from './wire.js';
 
 export class LatticeGateway {
   constructor(
     private readonly client: WadmClient,
-    private readonly statuses: StatusCache,
-    private readonly models: ModelCache,
+    private readonly knowledge: Knowledge,
     private readonly watch: LatticeWatch,
+    private readonly isConnected: () => boolean,
   ) {}
 
   async perform(lattice: string, name: string, action: Action): Promise<ActionResult> {
     try {
-      const result = await this.attempt(lattice, name, action);
-      this.remember(lattice, name, action, result);
-      return result;
+      // Nothing remembered is worth anything while NATS is down: wadm may be changing meanwhile.
+      if (!this.isConnected()) throw new WadmUnavailableError('Disconnected', 'not connected to NATS');
+      return await this.attempt(lattice, name, action);
     } catch (err) {
-      this.models.forget(lattice, name);
-      if (err instanceof WadmUnavailableError) return { kind: 'unavailable', reason: err.reason, message: err.message };
-      throw err;
+      if (!(err instanceof WadmUnavailableError)) throw err;
+      this.knowledge.remember(lattice, name, undefined, Infinity);
+      return { kind: 'unavailable', reason: err.reason, message: err.message };
     }
-  }
-
-  /**
-   * What an answer about this application was computed from, as object identities: equal
-   * snapshots mean nothing known about the application changed. Undefined when the model is not
-   * cached (an answer then needed wadm, and its reuse would need wadm too).
-   */
-  snapshot(lattice: string, name: string): unknown[] | undefined {
-    const model = this.models.entry(lattice, name);
-    return model === undefined ? undefined : [model, ...this.statuses.entriesOf(lattice, name)];
-  }
-
-  /** Keeps the model cache in step: our successful writes update it, surprises drop it. */
-  private remember(lattice: string, name: string, action: Action, result: ActionResult): void {
-    if (result.kind === 'done' && !action.kind.startsWith('read-')) this.models.wrote(lattice, name, action as Write);
-    else if (result.kind === 'stale' || result.kind === 'rejected' || result.kind === 'unavailable') this.models.forget(lattice, name);
   }
 
   private async attempt(lattice: string, name: string, action: Action): Promise<ActionResult> {
@@ -50,14 +34,14 @@ export class LatticeGateway {
       case 'read-model':
         // Subscribe before any write, so that status published after our deploy is seen.
         this.watch.watch(lattice);
-        return { kind: 'model', model: await this.readModel(lattice, name) };
+        return { kind: 'model', model: await this.readModel(lattice, name, action.fresh === true) };
       case 'read-version': {
         const annotations = await this.client.annotations(lattice, name, action.version);
         return { kind: 'version', version: action.version, facts: annotations && versionFacts(action.version, annotations) };
       }
       case 'read-status': {
-        const cached = this.statuses.lookup(lattice, name);
-        return { kind: 'status', status: cached ?? this.statuses.remember(lattice, name, await this.client.status(lattice, name)) };
+        const known = this.knowledge.status(lattice, name);
+        return { kind: 'status', status: known ?? this.knowledge.rememberStatus(lattice, name, await this.client.status(lattice, name), false) };
       }
       case 'put': {
         const outcome = await this.client.put(lattice, action.body);
@@ -66,7 +50,7 @@ export class LatticeGateway {
       }
       case 'deploy': {
         const outcome = await this.client.deploy(lattice, name, action.version);
-        if (outcome.kind === 'done') this.statuses.deployed(lattice, name);
+        if (outcome.kind === 'done') this.knowledge.deployed(lattice, name);
         return writeResult(outcome);
       }
       case 'undeploy':
@@ -76,12 +60,11 @@ export class LatticeGateway {
     }
   }
 
-  private async readModel(lattice: string, name: string): Promise<ModelFacts | null> {
-    const cached = this.models.get(lattice, name);
-    if (cached !== undefined) return cached;
-    const model = await this.fetchModel(lattice, name);
-    this.models.read(lattice, name, model);
-    return model;
+  private async readModel(lattice: string, name: string, fresh: boolean): Promise<ModelFacts | null> {
+    const remembered = fresh ? undefined : this.knowledge.model(lattice, name);
+    if (remembered === undefined) return this.fetchModel(lattice, name);
+    if (!this.knowledge.isAlive(lattice)) await this.client.probe(lattice);
+    return remembered;
   }
 
   private async fetchModel(lattice: string, name: string): Promise<ModelFacts | null> {
@@ -94,7 +77,7 @@ export class LatticeGateway {
     return {
       versions: versions.map((v) => v.version),
       deployedVersion: versions.find((v) => v.deployed)?.version ?? null,
-      latest: versionFacts(newest.version, annotations),
+      known: { [newest.version]: versionFacts(newest.version, annotations) },
     };
   }
 }

@@ -10,14 +10,6 @@ export class Limiter {
 
   constructor(readonly capacity: number) {}
 
-  get inFlight(): number {
-    return this.active;
-  }
-
-  get queued(): number {
-    return this.waiting.length;
-  }
-
   async run<T>(task: () => Promise<T>, waitMs: number, what: string): Promise<T> {
     await this.acquire(waitMs, what);
     try {

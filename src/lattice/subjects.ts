@@ -3,7 +3,7 @@
 // address other applications than the one the resource names.
 const TOKEN = /^[-\w]+$/;
 
-export type ModelOperation = 'put' | 'get' | 'versions' | 'del' | 'deploy' | 'undeploy' | 'status';
+export type ModelOperation = 'put' | 'get' | 'versions' | 'del' | 'deploy' | 'undeploy' | 'status' | 'history';
 
 export function apiSubject(prefix: string, lattice: string, operation: ModelOperation, name?: string): string {
   assertToken(lattice, 'lattice');

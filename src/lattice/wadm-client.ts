@@ -19,14 +19,17 @@ export interface WadmClientOptions {
   connection: () => NatsConnection | undefined;
   apiPrefix: string;
   timeoutMs: number;
-  /** Called once per NATS request, for metrics and for tests that count requests. */
-  onRequest?: (operation: ModelOperation, outcome: string, ms: number) => void;
+  /** Called once per NATS request sent, for metrics and liveness; `ok` means wadm answered. */
+  onRequest?: (lattice: string, operation: ModelOperation, outcome: string, ms: number) => void;
+  /** Called when a read joins an identical one in flight instead of being sent. */
+  onShared?: (operation: ModelOperation) => void;
   /** wadm requests in flight per lattice; more wait (up to timeoutMs) for a slot. */
   maxInFlightPerLattice?: number;
 }
 
 /** Reads that may be shared by callers asking the same question at the same time. */
-const SHAREABLE: ReadonlySet<ModelOperation> = new Set(['versions', 'get', 'status']);
+const SHAREABLE: ReadonlySet<ModelOperation> = new Set(['versions', 'get', 'status', 'history']);
+const PROBE_NAME = 'wasmcloud-metacontroller-liveness';
 
 export type PutOutcome = { kind: 'created' } | { kind: 'exists' } | { kind: 'rejected'; message: string };
 export type WriteOutcome = { kind: 'done' } | { kind: 'notfound' } | { kind: 'rejected'; message: string };
@@ -44,9 +47,6 @@ export class WadmClient {
   private readonly inFlightReads = new Map<string, Promise<unknown>>();
 
   constructor(private readonly options: WadmClientOptions) {}
-
-  /** Requests sent to NATS, and those answered by joining an identical one in flight. */
-  readonly counts = { sent: 0, shared: 0 };
 
   async versions(lattice: string, name: string): Promise<{ version: string; deployed: boolean }[] | null> {
     const reply = await this.call(lattice, 'versions', name, '', checkVersions);
@@ -95,6 +95,14 @@ export class WadmClient {
     return { kind: 'rejected', message: reply.message ?? '' };
   }
 
+  /**
+   * Proves that wadm serves this lattice's API, as cheaply as wadm allows: wadm 0.21 answers
+   * `model.history` at once with an error, touching no storage. Any reply will do.
+   */
+  async probe(lattice: string): Promise<void> {
+    await this.call(lattice, 'history', PROBE_NAME, '', checkReply);
+  }
+
   async status(lattice: string, name: string): Promise<WadmStatus> {
     const reply = await this.call(lattice, 'status', name, '', checkStatus);
     if (reply.result !== 'ok') throw badReply('status', reply);
@@ -134,12 +142,12 @@ export class WadmClient {
 
   /** Identical reads in flight are sent once (singleflight); every request waits for a lattice slot. */
   private shared(op: ModelOperation, lattice: string, subject: string, body: string, contentType?: string): Promise<unknown> {
-    const send = () => this.limiter(lattice).run(() => this.request(op, subject, body, contentType), this.options.timeoutMs, subject);
+    const send = () => this.limiter(lattice).run(() => this.request(lattice, op, subject, body, contentType), this.options.timeoutMs, subject);
     if (!SHAREABLE.has(op)) return send();
     const key = `${subject}\n${body}`;
     const pending = this.inFlightReads.get(key);
     if (pending) {
-      this.counts.shared++;
+      this.options.onShared?.(op);
       return pending;
     }
     const promise = send().finally(() => this.inFlightReads.delete(key));
@@ -156,11 +164,10 @@ export class WadmClient {
     return limiter;
   }
 
-  private async request(op: ModelOperation, subject: string, body: string, contentType?: string): Promise<unknown> {
+  private async request(lattice: string, op: ModelOperation, subject: string, body: string, contentType?: string): Promise<unknown> {
     const nc = this.options.connection();
     if (!nc) throw new WadmUnavailableError('Disconnected', 'not connected to NATS');
     const started = performance.now();
-    this.counts.sent++;
     let outcome = 'ok';
     try {
       const opts = { timeout: this.options.timeoutMs, ...(contentType ? { headers: contentTypeHeader(contentType) } : {}) };
@@ -170,7 +177,7 @@ export class WadmClient {
       outcome = outcomeOf(err);
       throw unavailable(err, subject, this.options.timeoutMs);
     } finally {
-      this.options.onRequest?.(op, outcome, performance.now() - started);
+      this.options.onRequest?.(lattice, op, outcome, performance.now() - started);
     }
   }
 }

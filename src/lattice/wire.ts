@@ -5,7 +5,6 @@ import { StringEnum } from '../schema/kit.js';
 
 /** wadm's StatusType; `compensating` and `ready` are old aliases wadm still accepts. */
 export const WADM_STATUS_TYPES = ['waiting', 'undeployed', 'reconciling', 'deployed', 'failed', 'unhealthy', 'compensating', 'ready'] as const;
-export type WadmStatusType = 'waiting' | 'undeployed' | 'reconciling' | 'deployed' | 'failed' | 'unhealthy';
 
 const StatusInfoSchema = Type.Object({
   type: StringEnum(WADM_STATUS_TYPES),
@@ -53,21 +52,3 @@ export const StatusReplySchema = Type.Object({
   message: Type.Optional(Type.String()),
   status: Type.Optional(WadmStatusSchema),
 });
-
-/** What we know of one version of a model: who put it and what it contains. */
-export interface VersionFacts {
-  version: string;
-  owner: string | null;
-  contentHash: string | null;
-}
-
-/** What `model.versions` and `model.get` tell us about a model. */
-export interface ModelFacts {
-  /** Oldest first, as wadm keeps them. */
-  versions: string[];
-  deployedVersion: string | null;
-  latest: VersionFacts;
-}
-
-/** Why wadm could not be asked: the hook reports it as Ready=Unknown and retries. */
-export type UnavailableReason = 'Disconnected' | 'NoResponders' | 'Timeout' | 'StorageError' | 'BadReply';

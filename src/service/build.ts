@@ -1,10 +1,9 @@
-// Wires the service from its configuration: NATS link, wadm client, status cache, hooks and the
-// HTTP app. main.ts runs it as a process; tests run it in-process against real servers.
+// Wires the service from its configuration: NATS link, the lattice layer, hooks, metrics and the
+// HTTP app. src/main.ts runs it as a process; tests run it in-process against real servers.
 import type { Logger } from 'pino';
 import { bearerAuthorizer } from '../http/auth.js';
 import type { Config } from './config.js';
-import type { Write } from '../core/facts.js';
-import { createHooks } from '../http/hooks.js';
+import { createHooks, writeOperation } from '../http/hooks.js';
 import { watchedFiles } from './files.js';
 import { startNatsLink } from '../lattice/connection.js';
 import { createLatticeLayer, type LatticeOptions } from '../lattice/layer.js';
@@ -34,24 +33,34 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
   );
   const metrics = new Metrics({ defaultMetrics: true });
   const lattice = createLatticeLayer({ config, link, logger, metrics, now, options });
-  metrics.observeCaches({ status: lattice.statuses, model: lattice.models });
+  const hookLattice = {
+    perform: lattice.gateway.perform.bind(lattice.gateway),
+    knowledge: lattice.knowledge,
+    maxPayloadBytes: () => link.current()?.info?.max_payload,
+  };
 
   const files = watchedFiles(config, logger.child({ component: 'files' }), options.fileCheckIntervalMs);
   let stopping = false;
   const hooks = createHooks({
-    lattice: lattice.gateway,
+    lattice: hookLattice,
     tenancy: files.tenancy,
     // Leave room for the last request's own timeout inside Metacontroller's.
     budgetMs: Math.max(1000, HOOK_TIMEOUT_MS - 1000 - config.wadmTimeoutMs),
     now,
-    onRun: (hook, run, prepared) => {
-      for (const write of run.facts.writes) metrics.wadmWrites.inc({ operation: writeOperation(write) });
-      const uid = `${prepared.ref.namespace}/${prepared.ref.name}`;
+    cacheEntries: config.cacheEntries,
+    onRun: (hook, run) => {
+      // Only what wadm confirmed: a write that failed is logged at warn and counted nowhere.
+      for (const write of run.facts.writes) {
+        metrics.wadmWrites.inc({ operation: writeOperation(write) });
+        if (write.kind === 'deploy' && write.replacing) metrics.driftCorrections.inc({ kind: write.replacing.deployed === null ? 'undeployed' : 'other_version' });
+      }
+      const { ref, lattice: latticeName } = run.call.app;
       // A finalized application is gone: it no longer counts in any phase.
-      metrics.recordPhase(uid, prepared.lattice, hook === 'finalize' && run.response.finalized ? undefined : run.response.status.phase);
+      metrics.recordPhase(`${ref.namespace}/${ref.name}`, latticeName, hook === 'finalize' && run.response.finalized ? undefined : run.response.status.phase);
     },
     onAnswer: (source) => metrics.answers.inc({ source }),
   });
+  metrics.observeCaches({ knowledge: lattice.knowledge, answers: hooks.answers });
   const app = buildServer({
     hooks,
     logger,
@@ -69,8 +78,7 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
     app,
     hooks,
     link,
-    statuses: lattice.statuses,
-    models: lattice.models,
+    knowledge: lattice.knowledge,
     metrics,
     /** Readiness drops first, calls in flight finish, then NATS is drained. */
     async shutdown(delayMs = 0): Promise<void> {
@@ -85,8 +93,3 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
 }
 
 export type Service = ReturnType<typeof createService>;
-
-function writeOperation(write: Write): string {
-  if (write.kind === 'delete') return write.version === null ? 'delete' : 'prune';
-  return write.kind;
-}

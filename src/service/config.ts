@@ -28,6 +28,7 @@ export interface Config {
   maxConcurrentHooks: number;
   shutdownDelayMs: number;
   modelCacheTtlSeconds: number;
+  cacheEntries: number;
 }
 
 interface Variable<K extends keyof Config> {
@@ -179,6 +180,14 @@ export const VARIABLES = {
     description:
       "How long what wadm said about an application's versions is trusted without asking again. wadm's deploy/undeploy events and our own writes update it at once; a `wash app put` or delete by someone else is noticed within this time. 0 disables the cache.",
     parse: integer(0, 3600),
+  },
+  cacheEntries: {
+    key: 'cacheEntries',
+    env: 'CACHE_ENTRIES',
+    default: '20000',
+    description:
+      "Applications whose derived manifest, settled answer and wadm facts are kept in memory (least recently used first out). Set it above the number of applications Metacontroller sends this service, or resyncs cost wadm requests.",
+    parse: integer(100, 1_000_000),
   },
 } satisfies { [K in keyof Config]: Variable<K> };
 

@@ -91,10 +91,24 @@ export class Metrics {
   }
 
   /** Cache sizes, read when Prometheus scrapes. */
-  observeCaches(caches: Record<'status' | 'model', { size: number; evictions: number }>): void {
+  readonly driftCorrections = new Counter({
+    name: `${PREFIX}drift_corrections_total`,
+    help: 'Deploys that undid a change made outside Kubernetes: another version deployed (other_version) or the application undeployed (undeployed).',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  readonly wadmSharedReads = new Counter({
+    name: `${PREFIX}wadm_reads_shared_total`,
+    help: 'wadm reads not sent because an identical one was in flight (singleflight).',
+    labelNames: ['operation'] as const,
+    registers: [this.registry],
+  });
+
+  observeCaches(caches: Record<'knowledge' | 'answers', { size: number; evictions: number }>): void {
     new Gauge({
       name: `${PREFIX}cache_entries`,
-      help: 'Applications whose wadm status or model is held in memory.',
+      help: 'Entries held in memory: knowledge (what wadm said of each application) and answers (each object\'s derived manifest and settled answer).',
       labelNames: ['cache'] as const,
       registers: [this.registry],
       collect() {

@@ -1,9 +1,9 @@
 // An in-memory lattice at the level of the core's actions (no NATS, no wire format): lets unit
 // tests run whole sync/finalize calls through the real step loop and inspect what changed.
-import type { Action, ActionResult, StatusFacts } from '../../src/core/facts.js';
-import type { WadmStatus } from '../../src/lattice/wire.js';
-import { runSteps, type Decide, type Run } from '../../src/http/steps.js';
-import type { Prepared } from '../../src/core/sync.js';
+import type { Call } from '../../src/core/application.js';
+import type { Step } from '../../src/core/decide.js';
+import type { Action, ActionResult, LatticeFacts, LatticeStatus, StatusFacts } from '../../src/core/facts.js';
+import { runSteps, type Run } from '../../src/http/hooks.js';
 
 interface StoredVersion {
   owner: string | null;
@@ -34,7 +34,7 @@ export class MemoryLattice {
     this.models.set(name, { versions: new Map(versions), deployed });
   }
 
-  setStatus(name: string, status: WadmStatus, predatesDeploy = false): void {
+  setStatus(name: string, status: LatticeStatus, predatesDeploy = false): void {
     this.statuses.set(name, { status, predatesDeploy });
   }
 
@@ -45,8 +45,8 @@ export class MemoryLattice {
     return Promise.resolve(this.performSync(name, action));
   }
 
-  run(decide: Decide, prepared: Prepared, now = Date.parse('2026-11-30T12:00:00Z')): Promise<Run> {
-    return runSteps(decide, prepared, (action) => Promise.resolve(this.performSync(prepared.ref.name, action)), () => now);
+  run(decide: (call: Call, facts: LatticeFacts) => Step, call: Call): Promise<Run> {
+    return runSteps(decide, call, (action) => Promise.resolve(this.performSync(call.app.ref.name, action)));
   }
 
   performSync(name: string, action: Action): ActionResult {
@@ -95,6 +95,6 @@ export class MemoryLattice {
   private facts(model: Model) {
     const versions = [...model.versions.keys()];
     const latest = versions[versions.length - 1]!;
-    return { versions, deployedVersion: model.deployed, latest: { version: latest, ...model.versions.get(latest)! } };
+    return { versions, deployedVersion: model.deployed, known: { [latest]: { version: latest, ...model.versions.get(latest)! } } };
   }
 }

@@ -24,8 +24,7 @@ export async function startScenario(env: Record<string, string> = {}, options: S
   await running.connected();
   const reset = () => {
     wadm.reset();
-    running.service.statuses.forget();
-    running.service.models.clear();
+    running.service.knowledge.reset();
     wadm.setHosts('default', { behaviour: 'healthy', settleMs: 10 });
   };
   reset();

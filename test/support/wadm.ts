@@ -32,7 +32,8 @@ export async function startWadm(natsUrl: string, extraArgs: string[] = []): Prom
   const server = new URL(natsUrl).host;
   const child = spawn(
     wadmBinary(),
-    ['--nats-server', server, '--stream-persistence', 'memory', '--http-admin', `127.0.0.1:${adminPort}`, ...extraArgs],
+    // Memory streams unless the test asks otherwise (a NATS restart that must keep wadm's store).
+    ['--nats-server', server, ...(extraArgs.includes('--stream-persistence') ? [] : ['--stream-persistence', 'memory']), '--http-admin', `127.0.0.1:${adminPort}`, ...extraArgs],
     { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, RUST_LOG: process.env['WADM_RUST_LOG'] ?? 'info' } },
   );
   let log = '';

@@ -1,0 +1,76 @@
+// The application as its resource says it: validated, rendered and summed up in what a decision
+// reads. Costly to compute (validation and rendering are most of a call's CPU) and a function of
+// the parent's spec, labels and annotations alone, so the shell keeps one per object.
+import type { HookRequest, Parent } from '../schema/hook.js';
+import { renderManifest } from './manifest.js';
+import type { Tenancy } from './tenancy.js';
+import { latticeOf, refOf, validateParent, type ResourceRef } from './validate.js';
+
+export type { ResourceRef };
+
+/** The rendered manifest, without its body (kept out of caches: most of an entry's size). */
+export interface ManifestSummary {
+  version: string;
+  contentHash: string;
+  /** Size of the put body in bytes, to check against NATS's max_payload before sending. */
+  bytes: number;
+}
+
+export type Application = {
+  ref: ResourceRef;
+  /** `<namespace>/<name>`: written into every manifest we put. */
+  owner: string;
+  lattice: string;
+  /** Read even from an invalid spec: a resource with a typo elsewhere must still be deletable. */
+  deletionPolicy: 'Delete' | 'Orphan';
+} & (
+  | { valid: false; problems: string[] }
+  | { valid: true; pinnedVersion: string | undefined; suspend: boolean; revisionHistoryLimit: number; adopt: boolean; manifest: ManifestSummary }
+);
+
+/** One hook call: the application and what the call itself brings. */
+export interface Call {
+  app: Application;
+  /** The lattice policy lets this namespace target this lattice: if not, nothing is sent to NATS. */
+  latticeAllowed: boolean;
+  previousStatus: unknown;
+  now: number;
+  /** The NATS server's max_payload, while connected: a larger manifest is a spec problem. */
+  maxPayloadBytes: number | undefined;
+  /** The put body: rarely needed (only when its version is absent), so rendered on demand. */
+  body(): string;
+}
+
+export function applicationOf(parent: Parent, defaultLattice: string): { app: Application; body?: string } {
+  const ref = refOf(parent);
+  const identity = {
+    ref,
+    owner: `${ref.namespace}/${ref.name}`,
+    deletionPolicy: (parent.spec as { deletionPolicy?: unknown } | undefined)?.deletionPolicy === 'Orphan' ? ('Orphan' as const) : ('Delete' as const),
+  };
+  const validation = validateParent(parent, defaultLattice);
+  if (!validation.ok) return { app: { ...identity, lattice: latticeOf(parent, defaultLattice), valid: false, problems: validation.problems } };
+  const spec = validation.app;
+  const { version, contentHash, body } = renderManifest(spec);
+  const { pinnedVersion, suspend, revisionHistoryLimit, adopt, lattice } = spec;
+  const manifest = { version, contentHash, bytes: Buffer.byteLength(body) };
+  return { app: { ...identity, lattice, valid: true, pinnedVersion, suspend, revisionHistoryLimit, adopt, manifest }, body };
+}
+
+/** The call as the hook receives it; `app` comes from the shell's cache when it has one. */
+export function callOf(
+  request: HookRequest,
+  tenancy: Tenancy,
+  options: { app?: Application; now: number; maxPayloadBytes?: number | undefined },
+): Call {
+  const app = options.app ?? applicationOf(request.parent, tenancy.defaultLattice).app;
+  return {
+    app,
+    // Not cached with the application: the policy file may change while the spec does not.
+    latticeAllowed: tenancy.allows(app.ref.namespace, app.lattice),
+    previousStatus: request.parent.status,
+    now: options.now,
+    maxPayloadBytes: options.maxPayloadBytes,
+    body: () => applicationOf(request.parent, tenancy.defaultLattice).body!,
+  };
+}

@@ -1,0 +1,158 @@
+// What this replica remembers of wadm, so that a settled application's resync needs no wadm
+// request: each model we own (versions, deployed version, owner evidence), each application's
+// latest status, and when each lattice's wadm last answered. One entry per application, replaced
+// (never mutated) on every change, so that its identity says "nothing changed" (see stamp()).
+//
+// What may be remembered is narrow on purpose: only models that are ours, since a `wash app put`
+// cannot make an owned model foreign and wadm announces every deploy and undeploy; never an
+// absent or foreign model, which a put (announced by nothing) can change.
+import type { LatticeStatus, ModelFacts, StatusFacts } from '../core/facts.js';
+import { Lru } from '../core/lru.js';
+
+export interface KnowledgeOptions {
+  /** Applications remembered. */
+  capacity: number;
+  /** A remembered model is asked again after this long even without an event. */
+  modelTtlMs: number;
+  /**
+   * wadm publishes a status only when it changes, so a deploy that changes nothing wadm reports
+   * (say, only an annotation) is followed by no message at all. After this long the latest
+   * status is taken to describe the deployed version.
+   */
+  deployGraceMs: number;
+  /** Remembered facts of a lattice are used only while its wadm answered within this time. */
+  livenessMs: number;
+  now: () => number;
+}
+
+interface Entry {
+  model?: { facts: ModelFacts; readAt: number };
+  status?: { status: LatticeStatus; seq: number; fromStream: boolean };
+  deploy?: { seq: number; at: number };
+  /** Sequence number of the last event that made the model unknown. */
+  forgotAt: number;
+}
+
+export class Knowledge {
+  private readonly entries: Lru<string, Entry>;
+  private readonly answeredAt = new Map<string, number>();
+  private seq = 0;
+  /** Sequence number of the last reset (a new NATS connection: anything may have been missed). */
+  private resetAt = 0;
+
+  constructor(private readonly options: KnowledgeOptions) {
+    this.entries = new Lru(options.capacity);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get evictions(): number {
+    return this.entries.evictions;
+  }
+
+  /** wadm of this lattice answered a request. */
+  answered(lattice: string): void {
+    this.answeredAt.set(lattice, this.options.now());
+  }
+
+  isAlive(lattice: string): boolean {
+    const at = this.answeredAt.get(lattice);
+    return at !== undefined && this.options.now() - at < this.options.livenessMs;
+  }
+
+  /** The remembered model, marked as such, while within its TTL. */
+  model(lattice: string, name: string): ModelFacts | undefined {
+    const model = this.entries.get(key(lattice, name))?.model;
+    if (!model || this.options.now() - model.readAt >= this.options.modelTtlMs) return undefined;
+    return { ...model.facts, remembered: true };
+  }
+
+  /** A point to compare against in remember(): events after it make what was read stale. */
+  checkpoint(): number {
+    return this.seq;
+  }
+
+  /** Keeps a model read (or written) since `checkpoint`, unless an event has made it stale since; undefined forgets it. */
+  remember(lattice: string, name: string, model: ModelFacts | undefined, checkpoint: number): void {
+    const k = key(lattice, name);
+    const entry = this.entries.get(k) ?? { forgotAt: 0 };
+    const { model: _previous, ...rest } = entry;
+    if (model === undefined || entry.forgotAt > checkpoint || this.resetAt > checkpoint) {
+      if (entry.model) this.entries.set(k, rest);
+      return;
+    }
+    const { remembered: _remembered, ...facts } = model;
+    this.entries.set(k, { ...rest, model: { facts, readAt: this.options.now() } });
+  }
+
+  /** wadm announced a deploy or undeploy of this application (ours or anyone's). */
+  forgetModel(lattice: string, name: string): void {
+    const k = key(lattice, name);
+    const { model: _gone, ...rest } = this.entries.get(k) ?? { forgotAt: 0 };
+    this.entries.set(k, { ...rest, forgotAt: ++this.seq });
+  }
+
+  forgetLattice(lattice: string): void {
+    for (const k of this.entries.keys()) if (k.startsWith(`${lattice}/`)) this.forgetModel(lattice, k.slice(lattice.length + 1));
+  }
+
+  /** A new NATS connection: messages may have been missed while disconnected. */
+  reset(): void {
+    this.entries.clear();
+    this.answeredAt.clear();
+    this.resetAt = ++this.seq;
+  }
+
+  status(lattice: string, name: string): StatusFacts | undefined {
+    const entry = this.entries.get(key(lattice, name));
+    return entry?.status && { status: entry.status.status, predatesDeploy: this.predatesDeploy(entry) };
+  }
+
+  /** A status from model.status (we cannot tell when wadm published it) or from the stream. */
+  rememberStatus(lattice: string, name: string, status: LatticeStatus, fromStream: boolean): StatusFacts {
+    const k = key(lattice, name);
+    const entry: Entry = { ...(this.entries.get(k) ?? { forgotAt: 0 }), status: { status: lean(status), seq: ++this.seq, fromStream } };
+    this.entries.set(k, entry);
+    return { status: entry.status!.status, predatesDeploy: this.predatesDeploy(entry) };
+  }
+
+  /** wadm acknowledged our deploy: statuses published before it are about the previous version. */
+  deployed(lattice: string, name: string): void {
+    const k = key(lattice, name);
+    this.entries.set(k, { ...(this.entries.get(k) ?? { forgotAt: 0 }), deploy: { seq: ++this.seq, at: this.options.now() } });
+  }
+
+  /**
+   * Everything an answer about this application may depend on, as one object identity: the same
+   * object means nothing known changed. Undefined while the lattice's wadm has not answered within
+   * livenessMs or nothing is remembered: an answer then needs wadm, and so would its reuse.
+   */
+  stamp(lattice: string, name: string): object | undefined {
+    const entry = this.entries.get(key(lattice, name));
+    if (!entry?.model || !this.isAlive(lattice) || this.options.now() - entry.model.readAt >= this.options.modelTtlMs) return undefined;
+    return entry;
+  }
+
+  private predatesDeploy(entry: Entry): boolean {
+    const { deploy, status } = entry;
+    if (!deploy || !status || this.options.now() - deploy.at > this.options.deployGraceMs) return false;
+    return !(status.fromStream && status.seq > deploy.seq);
+  }
+}
+
+function key(lattice: string, name: string): string {
+  return `${lattice}/${name}`;
+}
+
+/** Only what a status verdict reads: thousands of these are kept (scaler ids are 64-char hashes). */
+function lean(status: LatticeStatus): LatticeStatus {
+  const info = (s: LatticeStatus['status']) => (s.message ? { type: s.type, message: s.message } : { type: s.type });
+  const scalers = status.scalers?.map((s) => ({
+    ...(s.kind !== undefined ? { kind: s.kind } : {}),
+    ...(s.name !== undefined ? { name: s.name } : {}),
+    status: info(s.status),
+  }));
+  return scalers && scalers.length > 0 ? { status: info(status.status), scalers } : { status: info(status.status) };
+}

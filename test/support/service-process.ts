@@ -1,0 +1,59 @@
+// The built service as its own process (`node src/main.ts` through tsx), as a platform team runs
+// it: on a free loopback port, its JSON log lines parsed, its /metrics readable. Several can run
+// side by side, like the replicas of the Deployment.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { freePort } from './ports.js';
+
+const MAIN = resolve(import.meta.dirname, '../../src/main.ts');
+
+export interface ServiceProcess {
+  url: string;
+  logs: Record<string, unknown>[];
+  /** The value of one metric series (0 when absent), e.g. `wadm_writes_total{operation="deploy"}`. */
+  metric(series: string): Promise<number>;
+  ready(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'service-'));
+  writeFileSync(join(dir, 'policy.yaml'), 'rules:\n  - namespaces: ["*"]\n    lattices: ["*"]\n');
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', LOG_FORMAT: 'json', LATTICE_POLICY_FILE: join(dir, 'policy.yaml'), SHUTDOWN_DELAY_MS: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Record<string, unknown>[] = [];
+  let pending = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    const lines = (pending + chunk.toString()).split('\n');
+    pending = lines.pop()!;
+    for (const line of lines.filter(Boolean)) logs.push(JSON.parse(line) as Record<string, unknown>);
+  });
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  // Wait for the process to say it listens, not for a deadline: a loaded machine starts slowly.
+  while (!logs.some((l) => String(l['msg']).startsWith('Server listening'))) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    logs,
+    async metric(series) {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith(`wasmcloud_metacontroller_${series} `));
+      return line ? Number(line.split(' ')[1]) : 0;
+    },
+    ready: async () => (await fetch(`${url}/readyz`)).status,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
