@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// wasmcloud-metacontroller [serve] | validate FILE... | render FILE | convert FILE | status NAME --lattice L
+// wasmcloud-metacontroller [serve] | validate FILE... | render FILE | convert FILE [--to v2] | status NAME --lattice L
 import { parseArgs } from 'node:util';
 import { convert, render, validate, type Outcome } from './cli/commands.js';
+import { convertTo } from './cli/convert-v2.js';
 import { status } from './cli/status.js';
 import { loadConfig } from './config.js';
 import { serve } from './serve.js';
@@ -13,11 +14,16 @@ const USAGE = `usage: wasmcloud-metacontroller [command]
                                or JSON; - for stdin); exit 1 on any error
   render FILE                  print the exact wadm manifest (JSON) the hook would put, and its version
   convert FILE                 turn wadm (OAM) manifests into WasmCloudApplication resources
+  convert FILE --to v2         turn WasmCloudApplications or wadm manifests into wasmCloud v2 WorkloadDeployments
+                               (YAML on stdout) with a report of every loss on stderr; exit 0 when everything
+                               mapped, 3 when something was approximated, dropped or needs input, 1 when invalid
   status NAME --lattice L      ask wadm over NATS (NATS_URL, NATS_*) and print the status the hook would write
 
 options:
   -n, --namespace NS           namespace of resources without one (default: default)
   -l, --lattice L              lattice (default: DEFAULT_LATTICE or default)
+      --http-host H            convert --to v2: the Host header that routes incoming HTTP to the workload
+      --allow-host H           convert --to v2: a host components may call over HTTP (repeatable; * for any)
   -h, --help
 `;
 
@@ -25,7 +31,14 @@ async function main(argv: string[]): Promise<Outcome | undefined> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { namespace: { type: 'string', short: 'n' }, lattice: { type: 'string', short: 'l' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      namespace: { type: 'string', short: 'n' },
+      lattice: { type: 'string', short: 'l' },
+      help: { type: 'boolean', short: 'h' },
+      to: { type: 'string' },
+      'http-host': { type: 'string' },
+      'allow-host': { type: 'string', multiple: true },
+    },
   });
   const [command = 'serve', ...args] = positionals;
   if (values.help) return { stdout: USAGE, stderr: '', code: 0 };
@@ -42,6 +55,10 @@ async function main(argv: string[]): Promise<Outcome | undefined> {
     case 'render':
       return one('FILE') ?? render(args[0]!, options);
     case 'convert':
+      if (values.to !== undefined || values['http-host'] !== undefined || values['allow-host'] !== undefined) {
+        const v2 = { to: values.to ?? '', namespaceGiven: values.namespace, httpHost: values['http-host'], allowHosts: values['allow-host'] ?? [] };
+        return one('FILE') ?? convertTo(args[0]!, { ...options, ...v2 });
+      }
       return one('FILE') ?? convert(args[0]!, { ...options, namespaceGiven: values.namespace !== undefined });
     case 'status':
       return one('NAME') ?? status(args[0]!, values.lattice ?? loaded.config.defaultLattice, loaded.config);
