@@ -180,6 +180,18 @@ describe('the mapping', () => {
   });
 });
 
+describe('README.md', () => {
+  it('shows the output and the report that convert --to v2 prints for its example', () => {
+    const section = readFileSync(join(ROOT, 'README.md'), 'utf8').split('## Migrating to wasmCloud v2')[1]!;
+    const [command, ...report] = section.split('```console\n')[1]!.split('```')[0]!.trimEnd().split('\n');
+    const args = command!.replace(/^\$ wasmcloud-metacontroller convert /, '').replace(/ > \S+$/, '').split(' ');
+    const outcome = convertTo(join(ROOT, args[0]!), options({ httpHost: args[args.indexOf('--http-host') + 1] }));
+    assert.deepEqual(args.slice(1, 4), ['--to', 'v2', '--http-host'], 'the example uses only the options this test reads');
+    assert.equal(outcome.stderr.replaceAll(`${ROOT}/`, ''), report.join('\n') + '\n');
+    assert.equal(outcome.stdout, section.split('```yaml\n')[1]!.split('```')[0]);
+  });
+});
+
 describe('the command line', () => {
   const cli = (args: string[], input?: string) => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, encoding: 'utf8', input });
