@@ -161,6 +161,16 @@ describe('the mapping', () => {
     ]);
   });
 
+  it('asks for a second workload when one import is served by two components, which v2 rejects', () => {
+    const named = (target: string, name: string) => ({ type: 'link', properties: { namespace: 'acme', package: 'auth', interfaces: ['check'], target: { name: target }, name } });
+    const spec = { components: [component('api', [named('auth-a', 'default'), named('auth-b', 'fallback')]), component('auth-a'), component('auth-b')] };
+    const { findings } = convertToV2(app(resource('twin', spec)));
+    assert.deepEqual(
+      findings.filter((f) => f.outcome !== 'mapped').map((f) => `${f.outcome} ${f.path}`),
+      ['needs input spec.components[0].traits[2]', 'dropped spec.components[0].traits[2].properties.name'],
+    );
+  });
+
   it('turns suspend into zero replicas and reports the WasmCloudApplication fields v2 has no place for', () => {
     const spec = { components: [component('api')], suspend: true, lattice: 'prod', deletionPolicy: 'Orphan', revisionHistoryLimit: 3, version: 'v1' };
     const { resources, findings } = convertToV2(app(resource('paused', spec)));

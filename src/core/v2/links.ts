@@ -21,6 +21,8 @@ export interface MappedLinks {
   outboundHttp: Set<string>;
   /** For every provider, the packages linked to it and whether a host plugin serves each. */
   providerPackages: Map<string, Map<string, boolean>>;
+  /** `<source> <namespace:package/interface>` → the component that serves it inside the workload. */
+  imports: Map<string, string>;
 }
 
 interface Link {
@@ -38,7 +40,7 @@ const LISTEN_ADDRESS = 'the listen address belongs to the host (wash host --http
 const LINK_SECRETS = 'v2 has no per-link secrets; see wasmcloud:secrets with secretFrom';
 
 export function mapLinks(context: LinkContext): MappedLinks {
-  const result: MappedLinks = { findings: [], outboundHttp: new Set(), providerPackages: new Map() };
+  const result: MappedLinks = { findings: [], outboundHttp: new Set(), providerPackages: new Map(), imports: new Map() };
   context.components.forEach((source, i) => {
     (source.traits ?? []).forEach((trait, t) => {
       if (trait.type !== 'link') return;
@@ -61,7 +63,7 @@ function mapLink(link: Link, context: LinkContext, result: MappedLinks): Finding
   if (provider.type !== 'capability') {
     const missing = [source, target].find((c) => !context.inWorkload.has(c.name));
     if (missing !== undefined) return [dropped(path, `link ${interfaces} to "${target.name}": "${missing.name}" is not in the workload`)];
-    return [mapped(path, `link ${interfaces} to "${target.name}": components of one workload link by interface name, nothing to declare`)];
+    return [componentLink(link, interfaces, result.imports)];
   }
   if (component.type === 'capability') return [dropped(path, `link ${interfaces} between two providers: v2 host plugins do not link to each other`)];
   const plugin = hostPluginOf(link.properties.namespace, link.properties.package);
@@ -81,6 +83,17 @@ function mapLink(link: Link, context: LinkContext, result: MappedLinks): Finding
     findings.push(allowHostsFinding(path, component.name, context.allowHosts));
   }
   return findings;
+}
+
+/** v2 links by interface name alone: one import served by two components of a workload is an error there. */
+function componentLink({ properties, path, source, target }: Link, interfaces: string, imports: Map<string, string>): Finding {
+  const keys = properties.interfaces.map((iface) => `${source.name} ${properties.namespace}:${properties.package}/${iface}`);
+  const other = keys.map((key) => imports.get(key)).find((name) => name !== undefined && name !== target.name);
+  for (const key of keys) if (!imports.has(key)) imports.set(key, target.name);
+  if (other !== undefined) {
+    return needsInput(path, `link ${interfaces} to "${target.name}": "${other}" already serves it to "${source.name}", and v2 rejects two components of a workload that export what a third imports; move one into a workload of its own`);
+  }
+  return mapped(path, `link ${interfaces} to "${target.name}": components of one workload link by interface name, nothing to declare`);
 }
 
 function hostInterfaceOf(link: Link, context: LinkContext): HostInterface {
