@@ -61,7 +61,7 @@ export function convert(file: string, options: Options & { namespaceGiven: boole
   return { stdout, stderr: problems.length > 0 ? `the converted resources are not valid:\n${problems.join('\n')}\n` : '', code: problems.length > 0 ? 1 : 0 };
 }
 
-function readAll(file: string): Document[] {
+export function readAll(file: string): Document[] {
   try {
     return readDocuments(file);
   } catch (err) {
@@ -69,10 +69,10 @@ function readAll(file: string): Document[] {
   }
 }
 
-type Checked = { ok: true; id: string; validation: Extract<Validation, { ok: true }> } | { ok: false; id: string; problems: string[] };
+export type Checked = { ok: true; id: string; validation: Extract<Validation, { ok: true }> } | { ok: false; id: string; problems: string[] };
 
 /** The hook's validation, on the resource as Metacontroller would send it (namespace filled in). */
-function check(doc: Document, options: Options): Checked {
+export function check(doc: Document, options: Options): Checked {
   const value = doc.value as { apiVersion?: unknown; kind?: unknown; metadata?: Record<string, unknown>; unreadable?: string } | null;
   if (typeof value?.unreadable === 'string') return { ok: false, id: 'file', problems: [`cannot read: ${value.unreadable}`] };
   const id = `${String(value?.kind ?? 'document')} ${String(value?.metadata?.['namespace'] ?? options.namespace)}/${String(value?.metadata?.['name'] ?? '?')}`;

@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../service/config.js';
 import { convert, render, validate, type Outcome } from './commands.js';
+import { convertTo } from './convert-v2.js';
 import { status } from './status.js';
 
 export const USAGE = `usage: wasmcloud-metacontroller [command]
@@ -13,11 +14,16 @@ export const USAGE = `usage: wasmcloud-metacontroller [command]
                                or JSON; - for stdin); exit 1 on any error
   render FILE                  print the exact wadm manifest (JSON) the hook would put, and its version
   convert FILE                 turn wadm (OAM) manifests into WasmCloudApplication resources
+  convert FILE --to v2         turn WasmCloudApplications or wadm manifests into wasmCloud v2 WorkloadDeployments
+                               (YAML on stdout) with a report of every loss on stderr; exit 0 when everything
+                               mapped, 3 when something was approximated, dropped or needs input, 1 when invalid
   status NAME --lattice L      ask wadm over NATS (NATS_URL, NATS_*) and print the status the hook would write
 
 options:
   -n, --namespace NS           namespace of resources without one (default: default)
   -l, --lattice L              lattice (default: DEFAULT_LATTICE or default)
+      --http-host H            convert --to v2: the Host header that routes incoming HTTP to the workload
+      --allow-host H           convert --to v2: a host components may call over HTTP (repeatable; * for any)
   -h, --help
 `;
 
@@ -32,7 +38,14 @@ export function parseCommandLine(argv: string[]): Invocation {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { namespace: { type: 'string', short: 'n' }, lattice: { type: 'string', short: 'l' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        namespace: { type: 'string', short: 'n' },
+        lattice: { type: 'string', short: 'l' },
+        help: { type: 'boolean', short: 'h' },
+        to: { type: 'string' },
+        'http-host': { type: 'string' },
+        'allow-host': { type: 'string', multiple: true },
+      },
     });
   } catch (err) {
     return fail(`${(err as Error).message}\n${USAGE}`);
@@ -50,6 +63,10 @@ export function parseCommandLine(argv: string[]): Invocation {
     case 'render':
       return one('FILE', { command: 'run', run: (config) => render(args[0]!, options(config)) });
     case 'convert':
+      if (values.to !== undefined || values['http-host'] !== undefined || values['allow-host'] !== undefined) {
+        const v2 = { to: values.to ?? '', namespaceGiven: values.namespace, httpHost: values['http-host'], allowHosts: values['allow-host'] ?? [] };
+        return one('FILE', { command: 'run', run: (config) => convertTo(args[0]!, { ...options(config), ...v2 }) });
+      }
       return one('FILE', { command: 'run', run: (config) => convert(args[0]!, { ...options(config), namespaceGiven: values.namespace !== undefined }) });
     case 'status':
       return one('NAME', { command: 'run', run: (config) => status(args[0]!, values.lattice ?? config.defaultLattice, config) });

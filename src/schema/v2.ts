@@ -1,0 +1,126 @@
+// wasmCloud v2 resources (group runtime.wasmcloud.dev/v1alpha1), as `convert --to v2` writes them.
+// Our own schema of the runtime-operator's documented API (api/runtime/v1alpha1 and the CRDs of
+// charts/runtime-operator, wasmCloud/wasmCloud at 7cd553c), restricted to the fields we write.
+// Objects are closed: no v2 CRD preserves unknown fields, so anything else would be pruned by the
+// API server without a word, and we would rather fail before printing.
+import { Type, type Static } from '@sinclair/typebox';
+import { StringEnum, StringMap } from './kit.js';
+
+const closed = { additionalProperties: false } as const;
+
+export const V2_API_VERSION = 'runtime.wasmcloud.dev/v1alpha1';
+export const WORKLOAD_DEPLOYMENT = 'WorkloadDeployment';
+
+/** A DNS-1123 subdomain: what Kubernetes requires of object names. */
+export const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+/** The operator's admission pattern for one allowedHosts entry (`*`, `host[:port]`, `scheme://host[:port]`, `*.suffix`). */
+export const ALLOWED_HOST =
+  '^\\*$|^([A-Za-z][A-Za-z0-9+.-]*://)(\\*\\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(:[0-9]{1,5})?/?$|^(\\*\\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(:[0-9]{1,5})?$';
+
+export const LocalObjectReferenceSchema = Type.Object(
+  { name: Type.String({ pattern: DNS_SUBDOMAIN, maxLength: 253, description: 'Name of the object in the same namespace.' }) },
+  { ...closed, description: 'A ConfigMap or Secret in the namespace of the workload.' },
+);
+
+const References = (what: string) =>
+  Type.Optional(Type.Array(LocalObjectReferenceSchema, { description: `${what}; their keys and values are merged, the last one wins.` }));
+
+export const HostInterfaceSchema = Type.Object(
+  {
+    name: Type.Optional(
+      Type.String({ pattern: '^[a-z0-9][a-z0-9-]*$', maxLength: 64, description: 'Tells apart entries of one namespace:package.' }),
+    ),
+    namespace: Type.String({ minLength: 1, maxLength: 128, description: 'WIT namespace, for example `wasi`.' }),
+    package: Type.String({ minLength: 1, maxLength: 128, description: 'WIT package, for example `http`.' }),
+    interfaces: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'WIT interfaces of the package.' }),
+    version: Type.Optional(Type.String({ maxLength: 64, description: 'WIT package version.' })),
+    config: Type.Optional(StringMap({ description: 'Settings of the host plugin for this workload (HTTP: `host`).' })),
+    configFrom: References('ConfigMaps whose data joins config'),
+    secretFrom: References('Secrets whose data joins config'),
+  },
+  { ...closed, description: 'An interface the host provides to the workload (a host plugin).' },
+);
+
+export const LocalResourcesSchema = Type.Object(
+  {
+    config: Type.Optional(StringMap({ description: 'Configuration the component reads through wasi:config.' })),
+    allowedHosts: Type.Optional(
+      Type.Array(Type.String({ pattern: ALLOWED_HOST }), { description: 'Outbound HTTP allow-list; empty denies every request.' }),
+    ),
+  },
+  { ...closed, description: 'What the host makes available to this component only.' },
+);
+
+export const WorkloadComponentSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, description: 'Name of the component, unique in the workload.' }),
+    image: Type.String({ minLength: 1, description: 'OCI reference of the component.' }),
+    localResources: Type.Optional(LocalResourcesSchema),
+  },
+  { ...closed, description: 'A WebAssembly component of the workload.' },
+);
+
+export const WorkloadSpecSchema = Type.Object(
+  {
+    hostSelector: Type.Optional(StringMap({ description: 'Labels a host must carry to run the workload.' })),
+    components: Type.Array(WorkloadComponentSchema, { minItems: 1, description: 'Components; they link to each other by interface name.' }),
+    hostInterfaces: Type.Optional(
+      Type.Array(HostInterfaceSchema, {
+        maxItems: 64,
+        description: 'Host interfaces; at most one unnamed entry per namespace:package (runtime-operator >= 2.5).',
+      }),
+    ),
+  },
+  { ...closed, description: 'What one replica runs; all of it is placed on one host.' },
+);
+
+export const WorkloadDeploymentSchema = Type.Object(
+  {
+    apiVersion: StringEnum([V2_API_VERSION] as const),
+    kind: StringEnum([WORKLOAD_DEPLOYMENT] as const),
+    metadata: Type.Object(
+      {
+        name: Type.String({ pattern: DNS_SUBDOMAIN, maxLength: 253 }),
+        namespace: Type.Optional(Type.String({ pattern: DNS_LABEL, maxLength: 63 })),
+        labels: Type.Optional(StringMap()),
+        annotations: Type.Optional(StringMap()),
+      },
+      closed,
+    ),
+    spec: Type.Object(
+      {
+        replicas: Type.Integer({ minimum: 0, maximum: 2147483647, description: 'Copies of the workload, each on one host.' }),
+        template: Type.Object({ spec: WorkloadSpecSchema }, closed),
+      },
+      closed,
+    ),
+  },
+  { ...closed, description: 'Runs and scales a workload across wasmCloud v2 hosts.' },
+);
+
+export type HostInterface = Static<typeof HostInterfaceSchema>;
+export type LocalResources = Static<typeof LocalResourcesSchema>;
+export type WorkloadComponent = Static<typeof WorkloadComponentSchema>;
+export type WorkloadSpec = Static<typeof WorkloadSpecSchema>;
+export type WorkloadDeployment = Static<typeof WorkloadDeploymentSchema>;
+
+/**
+ * The operator's two CEL rules on hostInterfaces, which JSON Schema cannot say: no two entries
+ * alike (namespace, package, name, version), and at most one unnamed entry per namespace:package.
+ */
+export function hostInterfaceProblems(entries: readonly HostInterface[], at: string): string[] {
+  const problems: string[] = [];
+  const identities = new Set<string>();
+  const unnamed = new Set<string>();
+  entries.forEach((entry, i) => {
+    const pkg = `${entry.namespace}:${entry.package}`;
+    const identity = JSON.stringify([entry.namespace, entry.package, entry.name ?? '', entry.version ?? '']);
+    if (identities.has(identity)) problems.push(`${at}[${i}]: duplicates an earlier entry of ${pkg}`);
+    identities.add(identity);
+    if ((entry.name ?? '') !== '') return;
+    if (unnamed.has(pkg)) problems.push(`${at}[${i}]: a second unnamed entry of ${pkg}; merge them or name one`);
+    unnamed.add(pkg);
+  });
+  return problems;
+}
