@@ -29,14 +29,17 @@ async function main(argv: string[]): Promise<Outcome | undefined> {
   });
   const [command = 'serve', ...args] = positionals;
   if (values.help) return { stdout: USAGE, stderr: '', code: 0 };
+  // The image's default command: the same start, configuration errors and exit codes as
+  // dist/main.js, so serve reads its configuration itself.
+  if (command === 'serve') {
+    await serve(process.env);
+    return undefined;
+  }
   const loaded = loadConfig(process.env);
   if (!loaded.ok) return { stdout: '', stderr: `invalid configuration: ${loaded.errors.join('; ')}\n`, code: 2 };
   const options = { namespace: values.namespace ?? 'default', defaultLattice: loaded.config.defaultLattice };
   const one = (what: string) => (args.length === 1 ? undefined : { stdout: '', stderr: `${command} takes exactly one ${what}\n${USAGE}`, code: 2 });
   switch (command) {
-    case 'serve':
-      await serve(process.env);
-      return undefined;
     case 'validate':
       return args.length > 0 ? validate(args, options) : { stdout: '', stderr: `validate needs at least one FILE\n${USAGE}`, code: 2 };
     case 'render':

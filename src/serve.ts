@@ -31,5 +31,11 @@ export async function serve(env: Record<string, string | undefined>): Promise<vo
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  await service.app.listen({ port: config.port, host: config.host });
+  try {
+    await service.app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    // The port is taken or not allowed: the same one line and exit code as the failures above.
+    process.stderr.write(`wasmcloud-metacontroller: cannot listen on ${config.host}:${config.port}: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
 }
