@@ -34,7 +34,6 @@ DEBIAN_SUITE=trixie # Debian 13, as both upstream bases
 DEBIAN_IMAGE=image-test/debian:$DEBIAN_SUITE-minbase
 PRODUCT_IMAGE=image-test/wasmcloud-metacontroller:under-test
 BUILD_CA=/etc/image-test/host-ca.crt # where the build stages find the host's CA bundle
-CONTAINER_LABEL=wasmcloud-metacontroller.image-test=1
 
 now_ms() { date +%s%3N; }
 elapsed() { local ms=$(($(now_ms) - $1)); printf '%d.%01ds' $((ms / 1000)) $((ms % 1000 / 100)); }
@@ -55,6 +54,8 @@ fi
 mkdir -p "$WORK"
 exec 8>"$WORK/lock"
 flock 8 # one run per work dir at a time
+# The exit trap may run while a command's output goes to a log: it reports through fd 9.
+exec 9>&1
 total_start=$(now_ms)
 
 # --- packages --------------------------------------------------------------------------------
@@ -108,27 +109,30 @@ stop_engine() {
   dockerd_pid=
 }
 
-# Everything this run made, except the cached bases (whose tags are in $keep_images).
+# Every container (the engine is ours alone) and every image but the cached bases, whose tags
+# are in $keep_images; then the untagged ones (the build's stages).
+remove_all_but_bases() {
+  local ids image
+  ids=$(docker ps -aq 2>/dev/null || true)
+  [[ -z $ids ]] || xargs docker rm -f <<<"$ids" >/dev/null 2>&1 || true
+  while read -r image; do
+    [[ -n $image && " ${keep_images[*]} " != *" $image "* ]] && docker rmi -f "$image" >/dev/null 2>&1 || true
+  done < <(docker images --format '{{.Repository}}:{{.Tag}}' 2>/dev/null | grep -v '<none>' || true)
+  docker image prune -f >/dev/null 2>&1 || true
+}
+
 keep_images=()
 cleanup() {
   local status=$? start
   trap - EXIT INT TERM
   start=$(now_ms)
   if [[ -n $dockerd_pid ]]; then
-    local ids
-    ids=$(docker ps -aq --filter "label=$CONTAINER_LABEL" 2>/dev/null || true)
-    [[ -z $ids ]] || docker rm -f $ids >/dev/null 2>&1 || true
-    local image
-    while read -r image; do
-      [[ -n $image && " ${keep_images[*]} " != *" $image "* ]] && docker rmi -f "$image" >/dev/null 2>&1 || true
-    done < <(docker images --format '{{.Repository}}:{{.Tag}}' 2>/dev/null | grep -v '<none>' || true)
-    docker image prune -f >/dev/null 2>&1 || true # the untagged stages of the build
-    docker container prune -f >/dev/null 2>&1 || true # the build's intermediate containers
+    remove_all_but_bases
     stop_engine
   fi
   unmount_under "$WORK"
   rm -rf --one-file-system "$RUN_DIR" "$WORK/rootfs" "$WORK/context"
-  say "cleaned up ($(elapsed "$start")); $WORK holds $(du -sh --one-file-system "$WORK" | cut -f1); total $(elapsed "$total_start")"
+  say >&9 "cleaned up ($(elapsed "$start")); $WORK holds $(du -sh --one-file-system "$WORK" | cut -f1); total $(elapsed "$total_start")"
   exit "$status"
 }
 trap cleanup EXIT
@@ -152,8 +156,8 @@ docker version >/dev/null 2>&1 || { tail_log "$WORK/dockerd.log"; die "dockerd d
 say "engine up on $SOCKET ($(elapsed "$start"))"
 
 # --- stand-in bases ----------------------------------------------------------------------------
-# Each is tagged after what it is made of, so a changed recipe builds a new one and the old tag,
-# no longer kept, is removed at exit.
+# Each is tagged after what it is made of (see the end of this section), so a changed recipe
+# builds a new one and the old tag, no longer kept, is removed at exit.
 image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
 recipe_tag() { sha256sum | cut -c1-12; }
 # Builds a context dir prepared in $WORK/context; the log shows on failure.
@@ -198,7 +202,8 @@ fetch_package() {
     (cd "$WORK/downloads" && npm pack "$spec" --silent >/dev/null) || die "npm pack $spec failed"
   fi
   local actual
-  actual=sha512-$(openssl dgst -sha512 -binary "$file" | base64 -w 0)
+  actual=$(node -e "const hash = require('crypto').createHash('sha512').update(require('fs').readFileSync(process.argv[1]));
+    process.stdout.write('sha512-' + hash.digest('base64'))" "$file")
   [[ $actual == "$integrity" ]] || { rm -f "$file"; die "$spec: integrity $actual, expected $integrity"; }
   echo "$file"
 }
@@ -217,7 +222,6 @@ EOF
 }
 
 make_node_base() {
-  NODE_BASE=image-test/node:$NODE_VERSION-$DEBIAN_SUITE-$({ node_base_dockerfile; echo "$NPM_VERSION"; } | recipe_tag)
   image_exists "$NODE_BASE" && return 0
   local start node_tgz npm_tgz
   start=$(now_ms)
@@ -253,7 +257,6 @@ EOF
 }
 
 make_runtime_base() {
-  RUNTIME_BASE=image-test/nodejs:$NODE_VERSION-$DEBIAN_SUITE-nonroot-$(runtime_base_dockerfile | recipe_tag)
   image_exists "$RUNTIME_BASE" && return 0
   local start
   start=$(now_ms)
@@ -277,11 +280,13 @@ make_build_base() {
   build_image "$BUILD_BASE"
 }
 
+NODE_BASE=image-test/node:$NODE_VERSION-$DEBIAN_SUITE-$(node_base_dockerfile | recipe_tag)
+RUNTIME_BASE=image-test/nodejs:$NODE_VERSION-$DEBIAN_SUITE-nonroot-$(runtime_base_dockerfile | recipe_tag)
+keep_images=("$DEBIAN_IMAGE" "$NODE_BASE" "$RUNTIME_BASE")
 start=$(now_ms)
 make_debian_base
 make_node_base
 make_runtime_base
-keep_images=("$DEBIAN_IMAGE" "$NODE_BASE" "$RUNTIME_BASE")
 make_build_base
 say "bases ready ($(elapsed "$start"))"
 
@@ -300,6 +305,6 @@ bash "$ROOT/scripts/test-deps.sh" --nats-server >"$WORK/test-deps.log" 2>&1 ||
   { tail_log "$WORK/test-deps.log"; die "scripts/test-deps.sh --nats-server failed"; }
 NATS_SERVER_BIN=$(tail -n 1 "$WORK/test-deps.log")
 export NATS_SERVER_BIN IMAGE_TEST_DOCKER=$DOCKER IMAGE_TEST_SOCKET=$SOCKET IMAGE_TEST_IMAGE=$PRODUCT_IMAGE \
-  IMAGE_TEST_LABEL=$CONTAINER_LABEL IMAGE_TEST_BUILD_CA=$BUILD_CA DOCKER_CONFIG=$WORK/client
+  IMAGE_TEST_BUILD_CA=$BUILD_CA DOCKER_CONFIG=$WORK/client
 cd "$ROOT"
 node --import tsx --test --test-reporter=spec test/image/image-checks.ts
