@@ -7,6 +7,9 @@
 # stages use the same Debian so that a native addon, should one ever be added, links against the
 # same glibc. node:24.19 follows 24.19.x patch releases; bump it deliberately.
 ARG NODE_IMAGE=node:24.19-trixie-slim
+# The runtime base, an argument like the build base so that scripts/image-test.sh can build on
+# local stand-ins where no registry is reachable; releases use these defaults.
+ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian13:nonroot
 
 # Compiles TypeScript to dist/ with the dev dependencies (typescript).
 FROM ${NODE_IMAGE} AS build
@@ -26,7 +29,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 # The runtime: compiled code, production node_modules and package.json ("type": "module").
-FROM gcr.io/distroless/nodejs24-debian13:nonroot
+FROM ${RUNTIME_IMAGE}
 WORKDIR /app
 COPY --from=production-dependencies /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
@@ -36,5 +39,8 @@ USER 65532:65532
 EXPOSE 8080
 # node itself is PID 1 (no npm or shell in between), so SIGTERM reaches src/main.ts, whose own
 # handler (PID 1 gets no default one) stops taking calls, finishes those in flight and drains NATS.
+# The entrypoint is the command line (package.json "bin"): `docker run IMAGE validate -` checks
+# resources from stdin; without arguments the image runs `serve`, the service.
 # No HEALTHCHECK: Kubernetes probes /healthz and /readyz.
 ENTRYPOINT ["/nodejs/bin/node", "dist/main.js"]
+CMD ["serve"]

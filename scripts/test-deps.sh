@@ -5,8 +5,9 @@
 #   - lua5.1 from Debian (the Argo CD health check's Lua is run by a test), as root via apt-get
 # and writes their absolute paths to .cache/test-deps.env (NATS_SERVER_BIN=..., WADM_BIN=...).
 #
-# Usage: scripts/test-deps.sh           install/build what is missing or outdated
-#        scripts/test-deps.sh --check   only verify; exit 1 with the command to run if not ready
+# Usage: scripts/test-deps.sh                install/build what is missing or outdated
+#        scripts/test-deps.sh --check        only verify; exit 1 with the command to run if not ready
+#        scripts/test-deps.sh --nats-server  only nats-server (for scripts/image-test.sh); prints its path last
 #
 # Needs Go, cargo (rustup stable) and a C compiler (for `ring`). Safe to run from any directory
 # and to re-run: everything up to date is skipped in well under a second.
@@ -33,12 +34,14 @@ WADM_INPUTS=("$WADM_DIR/Cargo.toml" "$WADM_DIR/Cargo.lock" "$WADM_DIR/src/main.r
 SELF="bash ${ROOT#"$PWD/"}/scripts/test-deps.sh"
 if [[ $ROOT == "$PWD" ]]; then SELF="bash scripts/test-deps.sh"; fi
 
-usage() { sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 check_only=false
+nats_server_only=false
 case "${1:-}" in
   "") ;;
   --check) check_only=true ;;
+  --nats-server) nats_server_only=true ;;
   -h | --help) usage; exit 0 ;;
   *) echo "test-deps: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
 esac
@@ -110,6 +113,10 @@ else
   [[ $have == "$NATS_SERVER_VERSION" ]] ||
     die "nats-server: installed binary reports '${have:-nothing}', expected $NATS_SERVER_VERSION"
   echo "nats-server: installed $have at $NATS_SERVER_BIN ($(elapsed "$start"))"
+fi
+if $nats_server_only; then
+  echo "$NATS_SERVER_BIN"
+  exit 0
 fi
 
 # --- wadm ----------------------------------------------------------------------------------

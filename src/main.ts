@@ -48,7 +48,13 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  await service.app.listen({ port: config.port, host: config.host });
+  try {
+    await service.app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    // The port is taken or not allowed: one line and exit 1, like every failure at start.
+    process.stderr.write(`${NAME}: cannot listen on ${config.host}:${config.port}: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
 }
 
 try {

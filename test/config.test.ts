@@ -1,11 +1,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { loadConfig } from '../src/service/config.js';
 import { freePort } from './support/ports.js';
 
+// The two ways the service starts: `npm start` runs dist/main.js without arguments; the image runs
+// it with its default command, serve. Both must start, fail and stop alike.
 const MAIN = resolve(import.meta.dirname, '../src/main.ts');
+const ENTRIES = { main: [MAIN], 'main serve': [MAIN, 'serve'] };
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -64,38 +68,53 @@ describe('configuration', () => {
   });
 });
 
-describe('the process', () => {
-  function start(env: Record<string, string>) {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-    return { child, exited, output: () => ({ stdout, stderr }) };
-  }
+for (const [entry, argv] of Object.entries(ENTRIES)) {
+  describe(`the process started as ${entry}`, () => {
+    function start(env: Record<string, string>) {
+      const child = spawn(process.execPath, ['--import', 'tsx', ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+      return { child, exited, output: () => ({ stdout, stderr }) };
+    }
 
-  it('exits at start with one line naming the bad variable', async () => {
-    const proc = start({ WADM_TIMEOUT_MS: 'soon' });
-    assert.equal(await proc.exited, 1);
-    const lines = proc.output().stderr.trim().split('\n');
-    assert.equal(lines.length, 1);
-    assert.match(lines[0]!, /invalid configuration: WADM_TIMEOUT_MS must be an integer/);
-  });
+    it('exits 1 at start with one line naming the bad variable', async () => {
+      const proc = start({ WADM_TIMEOUT_MS: 'soon' });
+      assert.equal(await proc.exited, 1);
+      const lines = proc.output().stderr.trim().split('\n');
+      assert.equal(lines.length, 1);
+      assert.match(lines[0]!, /^wasmcloud-metacontroller: invalid configuration: WADM_TIMEOUT_MS must be an integer/);
+    });
 
-  it('starts and answers /healthz while NATS is down, is not ready, and exits 0 on SIGTERM', async (t) => {
-    const port = await freePort();
-    const proc = start({ PORT: String(port), HOST: '127.0.0.1', NATS_URL: 'nats://127.0.0.1:1' });
-    t.after(() => proc.child.kill('SIGKILL'));
-    // Wait for the process to say it listens, not for a deadline: a loaded machine starts slowly.
-    await until(() => proc.output().stdout.includes('Server listening'));
-    assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
-    assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 503);
-    proc.child.kill('SIGTERM');
-    assert.equal(await proc.exited, 0);
-    assert.match(proc.output().stdout, /cannot connect to NATS; retrying/);
+    it('exits 1 with one line when its port is taken', async (t) => {
+      const taken = createServer();
+      await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
+      t.after(() => taken.close());
+      const port = (taken.address() as { port: number }).port;
+      const proc = start({ PORT: String(port), HOST: '127.0.0.1', NATS_URL: 'nats://127.0.0.1:1' });
+      t.after(() => proc.child.kill('SIGKILL'));
+      assert.equal(await proc.exited, 1);
+      const lines = proc.output().stderr.trim().split('\n');
+      assert.deepEqual(lines.length, 1, proc.output().stderr);
+      assert.match(lines[0]!, new RegExp(`^wasmcloud-metacontroller: cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`));
+    });
+
+    it('starts and answers /healthz while NATS is down, is not ready, and exits 0 on SIGTERM', async (t) => {
+      const port = await freePort();
+      const proc = start({ PORT: String(port), HOST: '127.0.0.1', NATS_URL: 'nats://127.0.0.1:1' });
+      t.after(() => proc.child.kill('SIGKILL'));
+      // Wait for the process to say it listens, not for a deadline: a loaded machine starts slowly.
+      await until(() => proc.output().stdout.includes('Server listening'));
+      assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+      assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 503);
+      proc.child.kill('SIGTERM');
+      assert.equal(await proc.exited, 0);
+      assert.match(proc.output().stdout, /cannot connect to NATS; retrying/);
+    });
   });
-});
+}
 
 async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 50));

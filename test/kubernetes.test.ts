@@ -271,10 +271,12 @@ describe('the Dockerfile', () => {
     for (const stage of stages) assert.doesNotMatch(stage.from, /:latest$/);
   });
 
-  it('pins Node.js 24 by major and minor for building and runs the distroless Node.js 24 image as nonroot', () => {
+  it('pins Node.js 24 by major and minor for building and runs the distroless Node.js 24 image as nonroot, both by default of an ARG', () => {
     const { stages, final } = dockerfile();
     for (const stage of stages.slice(0, 2)) assert.match(stage.from, /^node:24\.\d+-[a-z]+-slim$/);
     assert.match(final.from, /^gcr\.io\/distroless\/nodejs24-debian\d+:nonroot$/);
+    const raw = read('Dockerfile').split('\n').filter((l) => l.startsWith('FROM '));
+    assert.deepEqual(raw, ['FROM ${NODE_IMAGE} AS build', 'FROM ${NODE_IMAGE} AS production-dependencies', 'FROM ${RUNTIME_IMAGE}']);
     assert.equal(final.name, undefined);
   });
 
@@ -290,12 +292,15 @@ describe('the Dockerfile', () => {
     assert.deepEqual(runs(final), []);
   });
 
-  it('runs node on dist/main.js directly (exec form, no npm or shell) as the numeric non-root user the Deployment runs as', () => {
+  it('runs node on the command line directly (exec form, no npm or shell), serving by default, as the numeric non-root user the Deployment runs as', () => {
     const { final, all } = dockerfile();
-    const entrypoint = final.lines.find((l) => l.startsWith('ENTRYPOINT '))!;
-    const argv = JSON.parse(entrypoint.slice('ENTRYPOINT '.length)) as string[];
-    assert.deepEqual(argv, ['/nodejs/bin/node', 'dist/main.js']);
-    assert.equal(final.lines.some((l) => l.startsWith('CMD ')), false);
+    const execForm = (instruction: string) => {
+      const line = final.lines.find((l) => l.startsWith(`${instruction} `))!;
+      return JSON.parse(line.slice(instruction.length + 1)) as string[];
+    };
+    const bin = (JSON.parse(read('package.json')) as { bin: Record<string, string> }).bin['wasmcloud-metacontroller'];
+    assert.deepEqual(execForm('ENTRYPOINT'), ['/nodejs/bin/node', bin]);
+    assert.deepEqual(execForm('CMD'), ['serve']);
     const user = final.lines.filter((l) => l.startsWith('USER ')).at(-1)!;
     const [uid, gid] = user.slice('USER '.length).split(':').map(Number);
     assert.ok(uid! > 0 && gid! > 0, 'USER must be numeric and not root');

