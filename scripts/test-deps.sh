@@ -19,7 +19,7 @@ set -euo pipefail
 NATS_SERVER_VERSION=v2.11.17
 NATS_SERVER_MODULE=github.com/nats-io/nats-server/v2
 # The API server the CRD's validation rules and list types are tested against; kubectl from the
-# same release so its client-side checks match. ~12 min to build on 2 cores, then cached.
+# same release so its client-side checks match. 15-30 min to build on 2 cores, then cached.
 KUBERNETES_VERSION=v1.36.3
 # Upstream version of Debian bookworm's etcd-server (3.4.23-4+b4); Kubernetes supports etcd >= 3.4.
 ETCD_VERSION=3.4.23
@@ -176,7 +176,7 @@ if [[ $have == "$KUBERNETES_VERSION" ]]; then
   echo "kubernetes: found cached kube-apiserver and kubectl $have in $BIN_DIR ($(elapsed "$start"))"
 else
   command -v go >/dev/null || die "kubernetes: 'go' not found; install Go (https://go.dev/dl/)"
-  echo "kubernetes: building kube-apiserver and kubectl $KUBERNETES_VERSION with go build (first build takes ~12 minutes)..."
+  echo "kubernetes: building kube-apiserver and kubectl $KUBERNETES_VERSION with go build (a first build takes 15-30 minutes on 2 cores)..."
   rm -f "$KUBERNETES_STAMP"
   bash "$ROOT/scripts/build-kubernetes.sh" "$KUBERNETES_VERSION" "$BIN_DIR"
   built=$("$KUBE_APISERVER_BIN" --version | sed -n 's/^Kubernetes *//p')

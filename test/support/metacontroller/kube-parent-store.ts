@@ -17,6 +17,8 @@ export class KubeParentStore implements ParentStore {
   private seenRevision = 0n;
   private readonly waiters = new Set<() => void>();
   private watch: Watch | undefined;
+  /** Why the last list + watch failed; reported by a write that then waits in vain. */
+  private watchError: unknown;
   private stopped = false;
 
   private constructor(
@@ -52,9 +54,10 @@ export class KubeParentStore implements ParentStore {
 
   /** Server-side apply of the body and user metadata by `fieldManager`, forcing conflicts as `kubectl apply --server-side --force-conflicts`. */
   async apply(input: ApplyInput, fieldManager = 'kubectl'): Promise<K8sObject> {
-    const { name, namespace = 'default', labels, annotations } = input.metadata;
+    const { name, namespace = 'default', labels, annotations, finalizers } = input.metadata;
     const { apiVersion, kind } = this.resource;
-    const body = { ...input, apiVersion, kind, metadata: { name, namespace, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) } };
+    const userMetadata = { ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), ...(finalizers ? { finalizers } : {}) };
+    const body = { ...input, apiVersion, kind, metadata: { name, namespace, ...userMetadata } };
     delete (body as { status?: unknown }).status;
     const query = `?fieldManager=${encodeURIComponent(fieldManager)}&force=true`;
     const obj = this.check(await this.client.request('PATCH', this.path(namespace, name) + query, body, 'application/apply-patch+yaml'));
@@ -122,7 +125,11 @@ export class KubeParentStore implements ParentStore {
     const query = `?watch=1&allowWatchBookmarks=true&resourceVersion=${list.body.metadata.resourceVersion}`;
     this.watch = await this.client.watch(this.collection + query, (event) => this.onEvent(event));
     // The server ends watches after a while; an informer lists and watches again.
-    void this.watch.ended.then(() => (this.stopped ? undefined : this.listAndWatch()));
+    void this.watch.ended
+      .then(() => (this.stopped ? undefined : this.listAndWatch()))
+      .catch((error: unknown) => {
+        this.watchError = error;
+      });
   }
 
   private onEvent(event: WatchEvent): void {
@@ -147,7 +154,8 @@ export class KubeParentStore implements ParentStore {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters.delete(wake);
-        reject(new Error(`the watch of ${this.collection} did not deliver ${key(obj)}@${obj.metadata.resourceVersion} within ${CATCH_UP_TIMEOUT_MS} ms`));
+        const cause = this.watchError === undefined ? '' : ` (the watch failed: ${String(this.watchError)})`;
+        reject(new Error(`the watch of ${this.collection} did not deliver ${key(obj)}@${obj.metadata.resourceVersion} within ${CATCH_UP_TIMEOUT_MS} ms${cause}`));
       }, CATCH_UP_TIMEOUT_MS);
       const wake = (): void => {
         if (!done()) return;
