@@ -3,20 +3,27 @@
 #   - nats-server (wadm needs >= 2.10 with JetStream; Debian ships 2.9), via `go install`
 #   - a real wadm, built from test/wadm (a thin binary over the published `wadm` crate)
 #   - lua5.1 from Debian (the Argo CD health check's Lua is run by a test), as root via apt-get
+#   - kube-apiserver and kubectl, built from the Go module proxy (scripts/build-kubernetes.sh)
+#   - etcd, the binary of Debian's etcd-server package (unpacked, no service installed)
 # and writes their absolute paths to .cache/test-deps.env (NATS_SERVER_BIN=..., WADM_BIN=...).
 #
 # Usage: scripts/test-deps.sh                install/build what is missing or outdated
 #        scripts/test-deps.sh --check        only verify; exit 1 with the command to run if not ready
 #        scripts/test-deps.sh --nats-server  only nats-server (for scripts/image-test.sh); prints its path last
 #
-# Needs Go, cargo (rustup stable) and a C compiler (for `ring`). Safe to run from any directory
-# and to re-run: everything up to date is skipped in well under a second.
+# Needs Go, cargo (rustup stable), a C compiler (for `ring`) and apt-get. Safe to run from any
+# directory and to re-run: everything up to date is skipped in well under a second.
 set -euo pipefail
 
 # Bump deliberately: the tests treat this nats-server as the reference broker. 2.11.x is what
 # wash 0.43 bundled with wadm 0.21; the Go module proxy serves it and it builds with current Go.
 NATS_SERVER_VERSION=v2.11.17
 NATS_SERVER_MODULE=github.com/nats-io/nats-server/v2
+# The API server the CRD's validation rules and list types are tested against; kubectl from the
+# same release so its client-side checks match. 15-30 min to build on 2 cores, then cached.
+KUBERNETES_VERSION=v1.36.3
+# Upstream version of Debian bookworm's etcd-server (3.4.23-4+b4); Kubernetes supports etcd >= 3.4.
+ETCD_VERSION=3.4.23
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
 CACHE_DIR=$ROOT/.cache
@@ -27,6 +34,9 @@ WADM_DIR=$ROOT/test/wadm
 # Explicit target dir so a user-level CARGO_TARGET_DIR can't move the binary elsewhere.
 WADM_TARGET_DIR=$WADM_DIR/target
 WADM_BIN=$WADM_TARGET_DIR/release/wadm
+KUBE_APISERVER_BIN=$BIN_DIR/kube-apiserver
+KUBECTL_BIN=$BIN_DIR/kubectl
+ETCD_BIN=$BIN_DIR/etcd
 # Inputs whose change means the wadm binary must be rebuilt.
 WADM_INPUTS=("$WADM_DIR/Cargo.toml" "$WADM_DIR/Cargo.lock" "$WADM_DIR/src/main.rs")
 
@@ -34,7 +44,7 @@ WADM_INPUTS=("$WADM_DIR/Cargo.toml" "$WADM_DIR/Cargo.lock" "$WADM_DIR/src/main.r
 SELF="bash ${ROOT#"$PWD/"}/scripts/test-deps.sh"
 if [[ $ROOT == "$PWD" ]]; then SELF="bash scripts/test-deps.sh"; fi
 
-usage() { sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 check_only=false
 nats_server_only=false
@@ -63,10 +73,25 @@ wadm_up_to_date() {
   for f in "${WADM_INPUTS[@]}"; do [[ $WADM_BIN -nt $f ]] || return 1; done
 }
 
+# Version of the kube-apiserver and kubectl we built: the build writes this stamp after both
+# binaries are in place, so one file read stands for two slow `--version` runs.
+KUBERNETES_STAMP=$BIN_DIR/kubernetes.version
+kubernetes_version() {
+  [[ -x $KUBE_APISERVER_BIN && -x $KUBECTL_BIN && -f $KUBERNETES_STAMP ]] || return 0
+  [[ $KUBERNETES_STAMP -nt $ROOT/scripts/build-kubernetes.sh ]] || return 0
+  cat "$KUBERNETES_STAMP"
+}
+
+etcd_version() {
+  [[ -x $ETCD_BIN ]] || return 0
+  "$ETCD_BIN" --version 2>/dev/null | sed -n 's/^etcd Version: *//p' || true
+}
+
 wadm_version() { "$WADM_BIN" --version 2>/dev/null || echo "wadm (version unknown)"; }
 
 env_file_content() {
   printf 'NATS_SERVER_BIN=%q\nWADM_BIN=%q\n' "$NATS_SERVER_BIN" "$WADM_BIN"
+  printf 'KUBE_APISERVER_BIN=%q\nKUBECTL_BIN=%q\nETCD_BIN=%q\n' "$KUBE_APISERVER_BIN" "$KUBECTL_BIN" "$ETCD_BIN"
 }
 
 if $check_only; then
@@ -80,6 +105,10 @@ if $check_only; then
     [[ -x $WADM_BIN ]] && problem="wadm at $WADM_BIN is older than its sources in test/wadm"
   elif ! command -v lua5.1 >/dev/null; then
     problem="lua5.1 is not installed"
+  elif [[ $(kubernetes_version) != "$KUBERNETES_VERSION" ]]; then
+    problem="kube-apiserver and kubectl $KUBERNETES_VERSION are not built in $BIN_DIR"
+  elif [[ $(etcd_version) != "$ETCD_VERSION" ]]; then
+    problem="etcd $ETCD_VERSION is not installed at $ETCD_BIN"
   elif [[ ! -f $ENV_FILE || $(<"$ENV_FILE") != "$(env_file_content)" ]]; then
     problem="$ENV_FILE is missing or stale"
   fi
@@ -147,10 +176,57 @@ else
   die "lua: lua5.1 is missing; run: sudo apt-get install -y lua5.1"
 fi
 
+# --- kube-apiserver and kubectl (the real API server judges the CRD) -------------------------
+start=$(now_ms)
+have=$(kubernetes_version)
+if [[ $have == "$KUBERNETES_VERSION" ]]; then
+  echo "kubernetes: found cached kube-apiserver and kubectl $have in $BIN_DIR ($(elapsed "$start"))"
+else
+  command -v go >/dev/null || die "kubernetes: 'go' not found; install Go (https://go.dev/dl/)"
+  echo "kubernetes: building kube-apiserver and kubectl $KUBERNETES_VERSION with go build (a first build takes 15-30 minutes on 2 cores)..."
+  rm -f "$KUBERNETES_STAMP"
+  bash "$ROOT/scripts/build-kubernetes.sh" "$KUBERNETES_VERSION" "$BIN_DIR"
+  built=$("$KUBE_APISERVER_BIN" --version | sed -n 's/^Kubernetes *//p')
+  [[ $built == "$KUBERNETES_VERSION" ]] ||
+    die "kubernetes: built kube-apiserver reports '${built:-nothing}', expected $KUBERNETES_VERSION"
+  echo "$KUBERNETES_VERSION" >"$KUBERNETES_STAMP"
+  echo "kubernetes: built kube-apiserver and kubectl $KUBERNETES_VERSION in $BIN_DIR ($(elapsed "$start"))"
+fi
+
+# --- etcd (kube-apiserver's storage) --------------------------------------------------------
+start=$(now_ms)
+have=$(etcd_version)
+if [[ $have == "$ETCD_VERSION" ]]; then
+  echo "etcd: found cached $have at $ETCD_BIN ($(elapsed "$start"))"
+else
+  command -v apt-get >/dev/null || die "etcd: apt-get not found; put an etcd $ETCD_VERSION binary at $ETCD_BIN"
+  echo "etcd: unpacking Debian's etcd-server package..."
+  deb_dir=$(mktemp -d "$CACHE_DIR/etcd-deb.XXXXXX")
+  # apt's download sandbox user must be able to write there (it warns, and works, otherwise).
+  chmod 755 "$deb_dir" && { chown _apt "$deb_dir" 2>/dev/null || true; }
+  (cd "$deb_dir" && { apt-get download -qq etcd-server 2>/dev/null ||
+    { apt-get update -qq >/dev/null && apt-get download -qq etcd-server; }; })
+  deb=$(echo "$deb_dir"/etcd-server_*.deb)
+  deb_version=$(dpkg-deb -f "$deb" Version)
+  upstream=${deb_version#*:}
+  upstream=${upstream%-*}
+  [[ $upstream == "$ETCD_VERSION" ]] ||
+    { rm -rf "$deb_dir"; die "etcd: Debian now serves etcd-server $deb_version; set ETCD_VERSION=$upstream in this script"; }
+  dpkg-deb -x "$deb" "$deb_dir/root"
+  install -m 755 "$deb_dir/root/usr/bin/etcd" "$ETCD_BIN"
+  rm -rf "$deb_dir"
+  have=$(etcd_version)
+  [[ $have == "$ETCD_VERSION" ]] || die "etcd: unpacked binary reports '${have:-nothing}', expected $ETCD_VERSION"
+  echo "etcd: installed $have (Debian $deb_version) at $ETCD_BIN ($(elapsed "$start"))"
+fi
+
 # --- paths for the test runner -------------------------------------------------------------
 tmp=$(mktemp "$CACHE_DIR/test-deps.env.XXXXXX")
 env_file_content >"$tmp"
 mv -f "$tmp" "$ENV_FILE"
 echo "NATS_SERVER_BIN=$NATS_SERVER_BIN"
 echo "WADM_BIN=$WADM_BIN"
+echo "KUBE_APISERVER_BIN=$KUBE_APISERVER_BIN"
+echo "KUBECTL_BIN=$KUBECTL_BIN"
+echo "ETCD_BIN=$ETCD_BIN"
 echo "(written to $ENV_FILE)"

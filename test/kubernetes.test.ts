@@ -24,9 +24,9 @@ const HOOK_TIMEOUT_SECONDS = 10; // Metacontroller's default, and what composite
 type Obj = Record<string, any>; // rendered Kubernetes objects: read by path, asserted by value
 
 function kustomize(dir: string): string {
-  const run = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
+  const run = spawnSync(process.env['KUBECTL_BIN'] || 'kubectl', ['kustomize', dir], { encoding: 'utf8' });
   if (run.error) {
-    throw new Error(`cannot run \`kubectl kustomize ${dir}\` (${run.error.message}): install kubectl, which these checks need (it is on CI)`);
+    throw new Error(`cannot run \`kubectl kustomize ${dir}\` (${run.error.message}): run \`bash scripts/test-deps.sh\`, which builds the pinned kubectl these checks use`);
   }
   if (run.status !== 0) throw new Error(`kubectl kustomize ${dir} failed:\n${run.stderr}`);
   return run.stdout;

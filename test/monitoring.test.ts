@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import yaml from 'js-yaml';
 import { Metrics } from '../src/service/metrics.js';
 
-const rendered = spawnSync('kubectl', ['kustomize', resolve(import.meta.dirname, '../manifests/monitoring')], { encoding: 'utf8' });
+const rendered = spawnSync(process.env['KUBECTL_BIN'] || 'kubectl', ['kustomize', resolve(import.meta.dirname, '../manifests/monitoring')], { encoding: 'utf8' });
 type Obj = Record<string, any>; // rendered Kubernetes objects
 const objects = () => {
   assert.equal(rendered.status, 0, `kubectl kustomize manifests/monitoring failed: ${rendered.error?.message ?? rendered.stderr}`);

@@ -3,6 +3,7 @@
 import yaml from 'js-yaml';
 import { ApplicationSpecSchema } from './application.js';
 import { ApplicationStatusSchema } from './status.js';
+import { celRules } from './kit.js';
 
 export const GROUP = 'core.wasmcloud.com';
 export const VERSION = 'v1beta1';
@@ -54,6 +55,8 @@ export function buildCrd(): Node {
               description:
                 'A wasmCloud application deployed to a lattice by wadm. The spec is the OAM Application spec of a wadm manifest (wash app deploy), plus lattice, version, suspend and deletion settings.',
               required: ['spec'],
+              // The name becomes wadm's application name, one NATS subject token: no dots, which Kubernetes allows.
+              ...celRules({ rule: "!self.metadata.name.contains('.')", message: 'metadata.name: a wadm application name cannot contain dots' }),
               properties: {
                 apiVersion: { type: 'string', description: 'APIVersion of this object.' },
                 kind: { type: 'string', description: 'Kind of this object.' },

@@ -19,3 +19,28 @@ export function OpenObject(options: SchemaOptions = {}): TUnsafe<Record<string, 
 
 /** One NATS subject token, as wadm requires of app names and lattice ids (ASCII `\w`, no dots). */
 export const SUBJECT_TOKEN = '^[-\\w]+$';
+
+/** A CEL rule the API server checks at `kubectl apply` (CRD `x-kubernetes-validations`). */
+export interface CelRule {
+  rule: string;
+  /** Shown after the field path of the node that holds the rule: name the offending field in it. */
+  message: string;
+}
+
+/** Schema options carrying CEL rules; Ajv ignores them (the service has its own checks). */
+export function celRules(...rules: CelRule[]): { 'x-kubernetes-validations': CelRule[] } {
+  return { 'x-kubernetes-validations': rules };
+}
+
+/**
+ * Options of a list whose items are unique by `keys`: server-side apply then merges it item by item
+ * (`x-kubernetes-list-type: map`), and the API server refuses two items with the same keys.
+ */
+export function listMap(...keys: [string, ...string[]]): { 'x-kubernetes-list-type': 'map'; 'x-kubernetes-list-map-keys': string[] } {
+  return { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': keys };
+}
+
+/** Options of a list of unique scalars (`x-kubernetes-list-type: set`): duplicates are refused. */
+export function listSet(): { 'x-kubernetes-list-type': 'set' } {
+  return { 'x-kubernetes-list-type': 'set' };
+}

@@ -1,7 +1,9 @@
 // A faithful stand-in for Metacontroller v4.17 running one CompositeController (sync + optional finalize hook, no
-// childResources) against an in-memory API server, driving a real hook service over HTTP. Rules emulated are those of
-// /work/shared/reference/metacontroller-hooks.md §0, §2, §3; the modules under ./metacontroller/ each hold one of them.
-import { ApiError, FakeApiServer, rfc3339 } from './metacontroller/api-server.js';
+// childResources), driving a real hook service over HTTP, against an in-memory API server (fast tiers) or a real
+// kube-apiserver (KubeParentStore). Rules emulated are those of /work/shared/reference/metacontroller-hooks.md §0, §2,
+// §3; the modules under ./metacontroller/ each hold one of them.
+import { FakeApiServer, rfc3339 } from './metacontroller/api-server.js';
+import { ApiError, type ParentStore } from './metacontroller/parent-store.js';
 import { ItemExponentialBackoff } from './metacontroller/backoff.js';
 import { buildCompositeController } from './metacontroller/controller-object.js';
 import { deleteAndFinalize, reconcileUntilStable, waitFor } from './metacontroller/drivers.js';
@@ -16,20 +18,23 @@ export { ApiError };
 export type * from './metacontroller/types.js';
 export type { FinalizeResult, StableOptions, StableResult };
 
-export class FakeMetacontroller {
+/** Options; `api` is the store of the parents, by default a fresh in-memory FakeApiServer. */
+export type MetacontrollerOptions<Api extends ParentStore> = FakeMetacontrollerOptions & { api?: Api };
+
+export class FakeMetacontroller<Api extends ParentStore = FakeApiServer> {
   readonly controllerName: string;
   readonly finalizerName: string;
   readonly hookVersion: HookVersion;
   readonly resyncPeriodSeconds: number;
   /** The CompositeController object sent as `controller`. */
   readonly controller: Record<string, unknown>;
-  readonly api: FakeApiServer;
+  readonly api: Api;
   private readonly audit: Audit = { calls: [], events: [], statusWrites: 0, hookCalls: 0, finalizerWrites: 0 };
   private readonly backoff = new ItemExponentialBackoff();
   private readonly inFlight = new Map<string, Promise<PassResult>>();
   private readonly context: PassContext;
 
-  constructor(options: FakeMetacontrollerOptions) {
+  constructor(options: MetacontrollerOptions<Api>) {
     const now = options.now ?? ((): Date => new Date());
     const resource = { ...options.resource, plural: options.resource.plural ?? `${options.resource.kind.toLowerCase()}s` };
     this.controllerName = options.controllerName ?? 'wasmcloudapplication-controller';
@@ -38,7 +43,7 @@ export class FakeMetacontroller {
     this.resyncPeriodSeconds = Math.max(1, options.resyncPeriodSeconds ?? 300);
     // Zero or negative timeouts fall back to 10 s, as webhookTimeout does.
     const timeoutMs = options.timeoutMs !== undefined && options.timeoutMs > 0 ? options.timeoutMs : 10_000;
-    this.api = new FakeApiServer(resource, now);
+    this.api = options.api ?? (new FakeApiServer(resource, now) as ParentStore as Api);
     this.controller = buildCompositeController({
       controllerName: this.controllerName,
       resource,
@@ -67,9 +72,9 @@ export class FakeMetacontroller {
     };
   }
 
-  /** Creates or updates a parent; see FakeApiServer.apply. */
-  apply(obj: ApplyInput): K8sObject {
-    return this.api.apply(obj);
+  /** Creates or updates a parent; see ParentStore.apply. */
+  apply(obj: ApplyInput): ReturnType<Api['apply']> {
+    return this.api.apply(obj) as ReturnType<Api['apply']>;
   }
 
   get(namespace: string, name: string): K8sObject | undefined {
@@ -81,13 +86,13 @@ export class FakeMetacontroller {
   }
 
   /** Marks the parent deleting when it has finalizers, else removes it; throws ApiError 404 when absent. */
-  delete(namespace: string, name: string): { removed: boolean } {
-    return { removed: this.api.delete(namespace, name).removed };
+  delete(namespace: string, name: string): ReturnType<Api['delete']> {
+    return this.api.delete(namespace, name) as ReturnType<Api['delete']>;
   }
 
   /** Writes `.status` as another client would (e.g. to seed a stale status); not counted in statusWrites. */
-  setStatus(namespace: string, name: string, status: Record<string, unknown> | undefined, fieldManager = 'someone-else'): K8sObject | undefined {
-    return this.api.updateStatus(namespace, name, status, fieldManager).object;
+  setStatus(namespace: string, name: string, status: Record<string, unknown> | undefined, fieldManager = 'someone-else'): ReturnType<Api['updateStatus']> {
+    return this.api.updateStatus(namespace, name, status, { fieldManager }) as ReturnType<Api['updateStatus']>;
   }
 
   /** One sync of the parent key; passes for the same key never overlap, as in Metacontroller's workqueue. */

@@ -1,28 +1,15 @@
-// An in-memory API server for one namespaced CRD with the status subresource. It keeps the server-side rules a hook
-// can observe: uid, resourceVersion on every real write (no-op writes are skipped), generation bumped only by body
-// changes and by the start of deletion, status ignored on main-resource writes, finalizer-gated deletion.
+// An in-memory API server for one namespaced CRD with the status subresource, for the fast tiers. It keeps the
+// server-side rules a hook can observe: uid, resourceVersion on every real write (no-op writes are skipped),
+// generation bumped only by body changes and by the start of deletion, status ignored on main-resource writes,
+// finalizer-gated deletion, resourceVersion preconditions. What only the real server can tell (managedFields, schema
+// validation, CEL rules, list merging) is left to the real-API-server tier (test/kube-*.test.ts), which also runs the
+// rules kept here against kube-apiserver.
 import { randomUUID } from 'node:crypto';
-import type { ApplyInput, K8sObject, ManagedFieldsEntry, ParentResource } from './types.js';
+import type { ApplyInput, K8sObject, ParentResource } from './types.js';
 import { deepCopy, isPlainObject, jsonDeepEqual } from './json.js';
-import { bodyFields, fieldsV1, finalizerFields, upsertManagedFields } from './managed-fields.js';
+import { ApiError, type ParentStore, type StatusWriteOptions, type WriteResult } from './parent-store.js';
 
-export class ApiError extends Error {
-  constructor(
-    readonly code: 404 | 409 | 422,
-    readonly reason: 'NotFound' | 'Conflict' | 'Invalid',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ApiError';
-  }
-}
-
-export interface WriteResult {
-  object: K8sObject | undefined;
-  changed: boolean;
-  /** The write emptied the finalizers of a deleting object, so the object is gone. */
-  removed: boolean;
-}
+export { ApiError, type WriteResult };
 
 const USER_METADATA = ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const;
 const NOT_BODY = new Set(['apiVersion', 'kind', 'metadata', 'status']);
@@ -31,7 +18,7 @@ export function rfc3339(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-export class FakeApiServer {
+export class FakeApiServer implements ParentStore {
   private readonly objects = new Map<string, K8sObject>();
   private revision = 1000;
 
@@ -41,14 +28,14 @@ export class FakeApiServer {
   ) {}
 
   /** Create, or update like `kubectl apply` by one manager: given metadata fields replace, omitted ones are kept. */
-  apply(input: ApplyInput, fieldManager = 'kubectl-client-side-apply'): K8sObject {
+  apply(input: ApplyInput): K8sObject {
     const { apiVersion, kind } = this.resource;
     if ((input.apiVersion ?? apiVersion) !== apiVersion || (input.kind ?? kind) !== kind) {
       throw new ApiError(422, 'Invalid', `this server stores ${kind} ${apiVersion} only`);
     }
     const namespace = input.metadata.namespace ?? 'default';
     const existing = this.objects.get(`${namespace}/${input.metadata.name}`);
-    if (!existing) return this.create(input, namespace, fieldManager);
+    if (!existing) return this.create(input, namespace);
 
     const meta = input.metadata;
     if (meta.resourceVersion !== undefined && meta.resourceVersion !== existing.metadata.resourceVersion) {
@@ -67,13 +54,18 @@ export class FakeApiServer {
     const metaChanged = USER_METADATA.some((k) => !jsonDeepEqual(existing.metadata[k], next.metadata[k]));
     if (!bodyChanged && !metaChanged) return deepCopy(existing);
     if (bodyChanged) next.metadata.generation = (next.metadata.generation ?? 0) + 1;
-    this.track(next, { manager: fieldManager, fieldsV1: bodyFields(next) });
+    this.bump(next);
     return deepCopy(this.store(next).object ?? next);
   }
 
   get(namespace: string, name: string): K8sObject | undefined {
     const obj = this.objects.get(`${namespace}/${name}`);
     return obj && deepCopy(obj);
+  }
+
+  /** The store is its own cache: a live read is a cached one. */
+  read(namespace: string, name: string): K8sObject | undefined {
+    return this.get(namespace, name);
   }
 
   list(): K8sObject[] {
@@ -99,18 +91,21 @@ export class FakeApiServer {
   }
 
   /** PUT /status: only `.status` changes; an identical status is a no-op without a new resourceVersion. */
-  updateStatus(namespace: string, name: string, status: Record<string, unknown> | undefined, fieldManager = 'metacontroller'): WriteResult {
+  updateStatus(namespace: string, name: string, status: Record<string, unknown> | undefined, options: StatusWriteOptions = {}): WriteResult {
     const existing = this.mustGet(namespace, name);
+    if (options.resourceVersion !== undefined && options.resourceVersion !== existing.metadata.resourceVersion) {
+      throw new ApiError(409, 'Conflict', 'the object has been modified; please apply your changes to the latest version and try again');
+    }
     if (jsonDeepEqual(existing.status, status)) return { object: deepCopy(existing), changed: false, removed: false };
     const next = deepCopy(existing);
     if (status === undefined) delete next.status;
     else next.status = deepCopy(status);
-    this.track(next, { manager: fieldManager, fieldsV1: { 'f:status': fieldsV1(status) }, subresource: 'status' });
+    this.bump(next);
     return { ...this.store(next), changed: true };
   }
 
   /** A metadata update of the finalizer list, the way Metacontroller's AtomicUpdate does it. */
-  updateFinalizers(namespace: string, name: string, edit: (finalizers: string[]) => string[], fieldManager = 'metacontroller'): WriteResult {
+  updateFinalizers(namespace: string, name: string, edit: (finalizers: string[]) => string[]): WriteResult {
     const existing = this.mustGet(namespace, name);
     const before = existing.metadata.finalizers ?? [];
     const after = edit([...before]);
@@ -118,11 +113,11 @@ export class FakeApiServer {
     this.refuseNewFinalizers(existing, after);
     const next = deepCopy(existing);
     setOrDrop(next.metadata, 'finalizers', after);
-    this.track(next, { manager: fieldManager, fieldsV1: { 'f:metadata': { 'f:finalizers': finalizerFields(after) } } });
+    this.bump(next);
     return { ...this.store(next), changed: true };
   }
 
-  private create(input: ApplyInput, namespace: string, fieldManager: string): K8sObject {
+  private create(input: ApplyInput, namespace: string): K8sObject {
     const { apiVersion, kind } = this.resource;
     if (!input.metadata.name) throw new ApiError(422, 'Invalid', 'metadata.name: Required value');
     const obj: K8sObject = {
@@ -139,7 +134,7 @@ export class FakeApiServer {
     for (const key of USER_METADATA) setOrDrop(obj.metadata, key, deepCopy(input.metadata[key]));
     // The status subresource makes the main endpoint drop `.status` on create as on update.
     for (const [key, value] of Object.entries(input)) if (!NOT_BODY.has(key)) obj[key] = deepCopy(value);
-    this.track(obj, { manager: fieldManager, fieldsV1: bodyFields(obj) });
+    this.bump(obj);
     this.objects.set(`${namespace}/${obj.metadata.name}`, obj);
     return deepCopy(obj);
   }
@@ -162,20 +157,6 @@ export class FakeApiServer {
     }
     this.objects.set(key, next);
     return { object: deepCopy(next), changed: true, removed: false };
-  }
-
-  private track(obj: K8sObject, entry: Pick<ManagedFieldsEntry, 'manager' | 'fieldsV1' | 'subresource'>): void {
-    this.bump(obj);
-    const full: ManagedFieldsEntry = {
-      manager: entry.manager,
-      operation: 'Update',
-      apiVersion: this.resource.apiVersion,
-      time: rfc3339(this.now()),
-      fieldsType: 'FieldsV1',
-      fieldsV1: entry.fieldsV1,
-      ...(entry.subresource === undefined ? {} : { subresource: entry.subresource }),
-    };
-    obj.metadata.managedFields = upsertManagedFields(obj.metadata.managedFields, full);
   }
 
   private bump(obj: K8sObject): void {

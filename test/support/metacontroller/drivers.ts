@@ -8,7 +8,7 @@ import { canonicalJson } from './json.js';
 export interface Reconciler {
   reconcile(namespace: string, name: string): Promise<PassResult>;
   get(namespace: string, name: string): K8sObject | undefined;
-  delete(namespace: string, name: string): { removed: boolean };
+  delete(namespace: string, name: string): { removed: boolean } | Promise<{ removed: boolean }>;
   readonly statusWrites: number;
   readonly resyncPeriodSeconds: number;
 }
@@ -117,7 +117,7 @@ export async function waitFor(
  */
 export async function deleteAndFinalize(mc: Reconciler, ns: string, name: string, options: StableOptions = {}): Promise<FinalizeResult> {
   const results: PassResult[] = [];
-  if (mc.delete(ns, name).removed) return { passes: 0, removed: true, object: undefined, results };
+  if ((await mc.delete(ns, name)).removed) return { passes: 0, removed: true, object: undefined, results };
   while (results.length < (options.maxPasses ?? 20)) {
     const result = await mc.reconcile(ns, name);
     results.push(result);

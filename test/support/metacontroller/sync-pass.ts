@@ -1,6 +1,6 @@
 // One pass of Metacontroller's sync(key) → syncParentObject for a CompositeController without child resources
 // (pkg/controller/composite/controller.go), followed by the queue bookkeeping of processNextWorkItem.
-import type { ApiError, FakeApiServer } from './api-server.js';
+import type { ApiError, ParentStore } from './parent-store.js';
 import type { ItemExponentialBackoff } from './backoff.js';
 import type { CallRecord, EventRecord, HookName, HookVersion, K8sObject, PassResult } from './types.js';
 import { canonicalize, goEscape, jsonDeepEqual } from './json.js';
@@ -18,7 +18,7 @@ export interface Audit {
 }
 
 export interface PassContext {
-  api: FakeApiServer;
+  api: ParentStore;
   controller: Record<string, unknown>;
   finalizerName: string;
   syncUrl: string;
@@ -57,7 +57,7 @@ export async function syncParent(ctx: PassContext, namespace: string, name: stri
   const deleting = (obj: K8sObject): boolean => obj.metadata.deletionTimestamp !== undefined;
   const hasFinalizer = (obj: K8sObject): boolean => (obj.metadata.finalizers ?? []).includes(ctx.finalizerName);
   if (hasFinalizer(parent) !== wantFinalizer && !(wantFinalizer && deleting(parent))) {
-    const write = ctx.api.updateFinalizers(namespace, name, (list) =>
+    const write = await ctx.api.updateFinalizers(namespace, name, (list) =>
       wantFinalizer ? [...list, ctx.finalizerName] : list.filter((f) => f !== ctx.finalizerName));
     finalizerChanged = write.changed;
     ctx.audit.finalizerWrites += write.changed ? 1 : 0;
@@ -113,7 +113,7 @@ export async function syncParent(ctx: PassContext, namespace: string, name: stri
     if (hook === 'sync') {
       event('Warning', 'FinalizedBySyncHook', 'the sync hook returned finalized: true; Metacontroller strips the finalizer and re-adds it on the next sync (flapping)', 'harness');
     }
-    const write = ctx.api.updateFinalizers(namespace, name, (list) => list.filter((f) => f !== ctx.finalizerName));
+    const write = await ctx.api.updateFinalizers(namespace, name, (list) => list.filter((f) => f !== ctx.finalizerName));
     ctx.audit.finalizerWrites += write.changed ? 1 : 0;
     result.finalizerChanged ||= write.changed;
     parent = write.object ?? parent;
@@ -124,18 +124,34 @@ export async function syncParent(ctx: PassContext, namespace: string, name: stri
   }
   // Step 9: replace the status, with observedGeneration from the parent this pass worked on.
   const status: Record<string, unknown> = { ...(response.status ?? {}), observedGeneration: parent.metadata.generation };
-  const live = ctx.api.get(namespace, name);
-  if (live && live.metadata.uid === uid && !jsonDeepEqual(live.status, status)) {
-    try {
-      result.statusChanged = ctx.api.updateStatus(namespace, name, status).changed;
-      ctx.audit.statusWrites += result.statusChanged ? 1 : 0;
-    } catch (error) {
-      // NotFound and Conflict are swallowed by Metacontroller.
-      if ((error as ApiError).code !== 404 && (error as ApiError).code !== 409) throw error;
-    }
-  }
+  result.statusChanged = await writeStatus(ctx, namespace, name, uid, status);
+  ctx.audit.statusWrites += result.statusChanged ? 1 : 0;
   ctx.backoff.forget(key);
   const after = ctx.api.get(namespace, name);
   result.removed = !after || after.metadata.uid !== uid;
   return result;
+}
+
+/** Tries of AtomicStatusUpdate: retry.DefaultBackoff has 5 steps. */
+const STATUS_WRITE_TRIES = 5;
+
+/**
+ * AtomicStatusUpdate: a live GET, nothing when the status is already equal, else a PUT to /status on the
+ * resourceVersion just read; a Conflict (someone wrote in between) reads again. NotFound and a Conflict left
+ * after the last try are swallowed, as Metacontroller does.
+ */
+async function writeStatus(ctx: PassContext, namespace: string, name: string, uid: string | undefined, status: Record<string, unknown>): Promise<boolean> {
+  for (let attempt = 1; attempt <= STATUS_WRITE_TRIES; attempt++) {
+    const live = await ctx.api.read(namespace, name);
+    if (!live || live.metadata.uid !== uid || jsonDeepEqual(live.status, status)) return false;
+    try {
+      const options = { fieldManager: 'metacontroller', resourceVersion: live.metadata.resourceVersion };
+      return (await ctx.api.updateStatus(namespace, name, status, options)).changed;
+    } catch (error) {
+      const code = (error as ApiError).code;
+      if (code === 404) return false;
+      if (code !== 409) throw error;
+    }
+  }
+  return false;
 }

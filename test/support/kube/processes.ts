@@ -1,0 +1,76 @@
+// A native server process of a test (etcd, kube-apiserver): its recent log, a stop that waits for
+// the exit, and an exit hook so that a crashed test run leaves nothing behind.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+
+const LOG_LIMIT = 128 * 1024;
+const STOP_TIMEOUT_MS = 10_000;
+
+export interface ServerProcess {
+  readonly name: string;
+  /** The process's recent stderr and stdout. */
+  output(): string;
+  /** Resolves with the exit code once the process has exited by itself or by stop(). */
+  readonly exited: Promise<number | null>;
+  /** SIGTERM, then SIGKILL after 10 s; resolves once the process has exited. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** `$<variable>` as written by scripts/test-deps.sh; a missing binary is an error, never a skip. */
+export function binaryFrom(variable: string, env: NodeJS.ProcessEnv = process.env): string {
+  const path = env[variable];
+  if (!path) throw new Error(`${variable} is not set: run \`bash scripts/test-deps.sh\` and source .cache/test-deps.env`);
+  try {
+    accessSync(path, constants.X_OK);
+  } catch {
+    throw new Error(`${variable}=${path} is not an executable file: run \`bash scripts/test-deps.sh\``);
+  }
+  return path;
+}
+
+export function startProcess(name: string, binary: string, args: string[]): ServerProcess {
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  const append = (chunk: Buffer): void => {
+    log = (log + chunk.toString()).slice(-LOG_LIMIT);
+  };
+  child.stdout!.on('data', append);
+  child.stderr!.on('data', append);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  live.add(child);
+  void exited.then(() => live.delete(child));
+  return { name, output: () => log, exited, stop: () => stop(child, exited) };
+}
+
+async function stop(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) {
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Polls `ready` until it holds; fails at once when the process exits, and after `timeoutMs` with
+ * the process's log. The deadline only bounds a hung start: readiness itself is what is awaited.
+ */
+export async function untilReady(process: ServerProcess, ready: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  let exitCode: number | null | undefined;
+  void process.exited.then((code) => {
+    exitCode = code;
+  });
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (exitCode !== undefined) throw new Error(`${process.name} exited with ${exitCode}:\n${process.output()}`);
+    if (await ready().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`${process.name} was not ready within ${timeoutMs} ms:\n${process.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+// Exit handlers cannot wait: kill outright.
+const live = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
