@@ -1,12 +1,12 @@
 // The command-line tool's commands, each a function from arguments to (output, exit code), so
 // that tests call them directly and the binary only prints.
+import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
 import { API_VERSION, convertManifest, KIND } from '../core/convert.js';
 import { renderManifest } from '../core/manifest.js';
 import { ParentSchema, type Parent } from '../schema/hook.js';
 import { compile } from '../schema/validator.js';
 import { validateParent, type Validation } from '../core/validate.js';
-import { readDocuments, type Document } from './documents.js';
 
 export interface Outcome {
   stdout: string;
@@ -83,4 +83,18 @@ export function check(doc: Document, options: Options): Checked {
   if (!checkParent(parent)) return { ok: false, id, problems: checkParent.problems(parent, '').map((p) => p.replace(/^\./, '')) };
   const validation = validateParent(parent, options.defaultLattice);
   return validation.ok ? { ok: true, id, validation } : { ok: false, id, problems: validation.problems };
+}
+
+// Reads the documents of YAML or JSON files (multi-document YAML allowed), remembering where each
+// came from so that every message can name the file and the document.
+export interface Document {
+  /** `file` or `file[2]` (0-based) when the file holds several documents. */
+  where: string;
+  value: unknown;
+}
+
+export function readDocuments(file: string): Document[] {
+  const text = file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8');
+  const values = yaml.loadAll(text).filter((v) => v !== null && v !== undefined);
+  return values.map((value, i) => ({ where: values.length > 1 ? `${file}[${i}]` : file, value }));
 }

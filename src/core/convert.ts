@@ -1,5 +1,6 @@
 // A wadm (OAM) manifest becomes a WasmCloudApplication by changing apiVersion and kind: the spec
-// is the same, and wadm's annotations (version, description) keep their meaning.
+// is the same, and wadm's annotations (version, description) keep their meaning. Small, and a module
+// of its own because the CLI, the v2 converter's input and the tests all need this one mapping.
 export const API_VERSION = 'core.wasmcloud.com/v1beta1';
 export const KIND = 'WasmCloudApplication';
 

@@ -44,3 +44,13 @@ export function listMap(...keys: [string, ...string[]]): { 'x-kubernetes-list-ty
 export function listSet(): { 'x-kubernetes-list-type': 'set' } {
   return { 'x-kubernetes-list-type': 'set' };
 }
+
+/** Objects of the spec refuse unknown fields: a typo must be an error, not a silently ignored key. */
+export const CLOSED = { additionalProperties: false } as const;
+
+// Bounds that let the API server prove the CEL rules cheap enough (it estimates a rule's cost from
+// the largest lists and strings the schema allows). Far above real applications.
+export const LIMITS = { components: 100, traits: 20, items: 20, interfaces: 32, name: 253 } as const;
+
+/** The scaler trait types, as a CEL list literal. */
+export const SCALER_TRAITS = "['spreadscaler', 'daemonscaler']";
