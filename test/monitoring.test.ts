@@ -31,11 +31,11 @@ describe('manifests/monitoring', () => {
     assert.equal(dashboard['metadata'].labels.grafana_dashboard, '1');
   });
 
-  it('alerts on failing applications, an unavailable lattice and hook errors, using only metrics the service exposes', async () => {
+  it('alerts on failing applications, an unavailable lattice, drift fights and hook errors, using only metrics the service exposes', async () => {
     const names = await exposed();
     const rule = objects().find((o) => o['kind'] === 'PrometheusRule')!;
     const rules = rule['spec'].groups.flatMap((g: Obj) => g['rules']) as Obj[];
-    assert.deepEqual(rules.map((r) => r['alert']), ['WasmCloudApplicationsFailing', 'WasmCloudLatticeUnavailable', 'WasmCloudMetacontrollerHookErrors']);
+    assert.deepEqual(rules.map((r) => r['alert']), ['WasmCloudApplicationsFailing', 'WasmCloudLatticeUnavailable', 'WasmCloudApplicationsDrifting', 'WasmCloudMetacontrollerHookErrors']);
     for (const r of rules) {
       assert.ok(referenced(r['expr']).length > 0, r['alert']);
       for (const name of referenced(r['expr'])) assert.ok(names.has(name), `${r['alert']} uses ${name}, which the service does not expose`);
