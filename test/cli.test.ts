@@ -13,6 +13,7 @@ import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { fixtureResource } from './support/resources.js';
 import { startService, type RunningService } from './support/service.js';
 import { FakeMetacontroller, condition } from './support/metacontroller.js';
+import { validate } from '../src/cli/commands.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const dir = mkdtempSync(join(tmpdir(), 'cli-'));
@@ -77,6 +78,24 @@ describe('validate', () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'validate', '-'], { cwd: ROOT, encoding: 'utf8', input: yaml.dump(fixtureResource('hello.yaml')) });
     assert.equal(run.status, 0, run.stdout + run.stderr);
     assert.match(run.stdout, /^-: WasmCloudApplication default\/hello-world: valid/);
+  });
+});
+
+describe('validate against NATS max_payload', () => {
+  it('refuses, as the hook would, a manifest larger than --max-payload (default 1 MiB), naming both sizes', () => {
+    const big = fixtureResource('hello.yaml');
+    const components = (big.spec as { components: { properties: Record<string, unknown> }[] }).components;
+    components[0]!.properties['config'] = [{ name: 'blob', properties: { data: 'x'.repeat(1.1 * 1024 * 1024) } }];
+    const path = file('big.yaml', big);
+    const tooBig = validate([path], { namespace: 'default', defaultLattice: 'default' });
+    assert.equal(tooBig.code, 1);
+    assert.match(tooBig.stdout, /ManifestTooLarge: the rendered manifest is \d+ bytes, more than the NATS server's max_payload of 1048576 bytes/);
+
+    const hello = file('small.yaml', fixtureResource('hello.yaml'));
+    assert.equal(validate([hello], { namespace: 'default', defaultLattice: 'default' }).code, 0);
+    const strict = validate([hello], { namespace: 'default', defaultLattice: 'default', maxPayloadBytes: 500 });
+    assert.equal(strict.code, 1);
+    assert.match(strict.stdout, /max_payload of 500 bytes/);
   });
 });
 

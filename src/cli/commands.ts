@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
 import { API_VERSION, convertManifest, KIND } from '../core/convert.js';
 import { renderManifest } from '../core/manifest.js';
+import { manifestTooLarge, putBytes } from '../core/reasons.js';
 import { ParentSchema, type Parent } from '../schema/hook.js';
 import { compile } from '../schema/validator.js';
 import { validateParent, type Validation } from '../core/validate.js';
@@ -19,16 +20,28 @@ export interface Options {
   defaultLattice: string;
 }
 
+/** NATS's default max_payload: what `validate` checks manifests against unless told otherwise. */
+export const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+
 const checkParent = compile<Parent>(ParentSchema);
 
-/** Runs exactly the hook's validation on every WasmCloudApplication of the files. */
-export function validate(files: string[], options: Options): Outcome {
+/**
+ * Runs exactly the hook's validation on every WasmCloudApplication of the files, and the hook's
+ * size check against the NATS server's max_payload (NATS's default unless given).
+ */
+export function validate(files: string[], options: Options & { maxPayloadBytes?: number }): Outcome {
   const lines: string[] = [];
   let failed = false;
+  const maxPayload = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD;
   for (const doc of files.flatMap(readAll)) {
     const checked = check(doc, options);
-    if (checked.ok) lines.push(`${doc.where}: ${checked.id}: valid, version ${renderManifest(checked.validation.app).version}`);
-    else {
+    const rendered = checked.ok ? renderManifest(checked.validation.app) : undefined;
+    const manifest = rendered && { version: rendered.version, bytes: Buffer.byteLength(rendered.body) };
+    if (manifest && putBytes(manifest) > maxPayload) {
+      failed = true;
+      lines.push(`${doc.where}: ${checked.id}: ManifestTooLarge: ${manifestTooLarge(manifest, maxPayload).message}`);
+    } else if (manifest) lines.push(`${doc.where}: ${checked.id}: valid, version ${manifest.version}`);
+    else if (!checked.ok) {
       failed = true;
       lines.push(...checked.problems.map((problem) => `${doc.where}: ${checked.id}: ${problem}`));
     }

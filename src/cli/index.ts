@@ -11,7 +11,8 @@ export const USAGE = `usage: wasmcloud-metacontroller [command]
 
   serve                        run the hook service (the default); configured by environment variables
   validate FILE...             run the hook's validation on WasmCloudApplication files (YAML, multi-document,
-                               or JSON; - for stdin); exit 1 on any error
+                               or JSON; - for stdin); exit 1 on any error, including a rendered manifest
+                               larger than --max-payload BYTES (default 1048576, NATS's default max_payload)
   render FILE                  print the exact wadm manifest (JSON) the hook would put, and its version
   convert FILE                 turn wadm (OAM) manifests into WasmCloudApplication resources
   convert FILE --to v2         turn WasmCloudApplications or wadm manifests into wasmCloud v2 WorkloadDeployments
@@ -45,6 +46,7 @@ export function parseCommandLine(argv: string[]): Invocation {
         to: { type: 'string' },
         'http-host': { type: 'string' },
         'allow-host': { type: 'string', multiple: true },
+        'max-payload': { type: 'string' },
       },
     });
   } catch (err) {
@@ -58,8 +60,13 @@ export function parseCommandLine(argv: string[]): Invocation {
   switch (command) {
     case 'serve':
       return { command: 'serve' };
-    case 'validate':
-      return args.length > 0 ? { command: 'run', run: (config) => validate(args, options(config)) } : fail(`validate needs at least one FILE\n${USAGE}`);
+    case 'validate': {
+      const maxPayload = values['max-payload'];
+      if (maxPayload !== undefined && !/^[1-9]\d*$/.test(maxPayload)) return fail(`--max-payload must be a number of bytes, got "${maxPayload}"\n${USAGE}`);
+      if (args.length === 0) return fail(`validate needs at least one FILE\n${USAGE}`);
+      const maxPayloadBytes = maxPayload === undefined ? undefined : Number(maxPayload);
+      return { command: 'run', run: (config) => validate(args, { ...options(config), ...(maxPayloadBytes ? { maxPayloadBytes } : {}) }) };
+    }
     case 'render':
       return one('FILE', { command: 'run', run: (config) => render(args[0]!, options(config)) });
     case 'convert':
