@@ -30,6 +30,7 @@ function delegate(file: WatchedFile<Tenancy>, defaultLattice: string): Tenancy &
   return {
     defaultLattice,
     allows: (namespace, lattice) => file.current().allows(namespace, lattice),
+    names: (lattice) => file.current().names?.(lattice) ?? false,
     revision: () => file.current(),
     close: () => file.close(),
   };
