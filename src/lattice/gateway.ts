@@ -27,7 +27,9 @@ export class LatticeGateway {
       this.knowledge.remember(lattice, name, undefined, Infinity);
       if (err.reason !== 'StorageError') return { kind: 'unavailable', reason: err.reason, message: err.message };
       this.knowledge.storageFailed(lattice);
-      return { kind: 'unavailable', reason: err.reason, message: err.message, isolated: this.knowledge.healthyElsewhere(lattice) };
+      // Another lattice answered lately, or the store answers a read now: the trouble is this lattice's.
+      const isolated = this.knowledge.healthyElsewhere(lattice) || (await this.client.storeWorks());
+      return { kind: 'unavailable', reason: err.reason, message: err.message, isolated };
     }
   }
 

@@ -31,6 +31,7 @@ export interface WadmClientOptions {
 /** Reads that may be shared by callers asking the same question at the same time. */
 const SHAREABLE: ReadonlySet<ModelOperation> = new Set(['versions', 'get', 'status', 'history']);
 const PROBE_NAME = 'wasmcloud-metacontroller-liveness';
+const STORE_PROBE_LATTICE = 'wasmcloud-metacontroller-probe';
 
 export type PutOutcome = { kind: 'created' } | { kind: 'exists' } | { kind: 'rejected'; message: string };
 export type WriteOutcome = { kind: 'done' } | { kind: 'notfound' } | { kind: 'rejected'; message: string };
@@ -115,6 +116,21 @@ export class WadmClient {
    */
   async probe(lattice: string): Promise<void> {
     await this.call(lattice, 'history', PROBE_NAME, '', checkReply);
+  }
+
+  /**
+   * Whether wadm's store answers at all: a read of a key no application has (it touches the KV
+   * bucket, unlike probe()). Asked after a storage error, to tell one lattice's broken key from
+   * a broken store.
+   */
+  async storeWorks(): Promise<boolean> {
+    try {
+      await this.versions(STORE_PROBE_LATTICE, PROBE_NAME);
+      return true;
+    } catch (err) {
+      if (err instanceof WadmUnavailableError) return false;
+      throw err;
+    }
   }
 
   async status(lattice: string, name: string): Promise<WadmStatus> {
