@@ -105,7 +105,8 @@ function whyUnavailable(call: Call, app: ValidApplication, facts: LatticeFacts):
   if (storage && cause.during === 'read-model' && facts.indexes?.[shadowed] === undefined) return { action: { kind: 'read-index', lattice: shadowed } };
   const found = storage ? collision(wadmName(app), { storedName: null, shadowedModels: facts.indexes?.[shadowed] }) : undefined;
   if (found) return { answer: respond(call, nameCollision(app, found, version)) };
-  if (storage && cause.isolated) return { answer: respond(call, say.latticeStorageError(app.lattice, cause.message, version, call.previousStatus)) };
+  // Only a read of our own key: a write's storage error may be a compare-and-set race worth a quick retry.
+  if (storage && cause.isolated && cause.during === 'read-model') return { answer: respond(call, say.latticeStorageError(app.lattice, cause.message, version, call.previousStatus)) };
   return { answer: respond(call, say.unavailable(app.lattice, cause, version, call.previousStatus)) };
 }
 
