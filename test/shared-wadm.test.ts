@@ -90,6 +90,9 @@ describe('two tenants whose applications share a wadm key', () => {
       assert.deepEqual(await wadmApi(first.lattice, `versions.${first.name}`), before);
       const again = await mc.reconcileUntilStable(first.namespace, first.name);
       assert.equal(ready(again.object)?.status, 'True');
+      // The refused resource's deletion leaves the other tenant's model alone.
+      assert.equal((await mc.deleteAndFinalize(second.namespace, second.name)).removed, true);
+      assert.deepEqual(await wadmApi(first.lattice, `versions.${first.name}`), before);
     });
   }
 });
@@ -105,6 +108,10 @@ describe("an application named like another lattice's index", () => {
     assert.equal((await wadmApi('ks', 'versions.web')).result, 'error', 'the key still holds the index of ks-web, not a model');
     // A second application in ks-web: wadm must still be able to add it to the lattice's index.
     await deployed('ks-web', 'shop', 'ks-web');
+    // Deleting the refused resource finalizes (nothing of it is in wadm) and touches nothing.
+    const gone = await mc.deleteAndFinalize('tenant-a', 'web');
+    assert.equal(gone.removed, true);
+    assert.deepEqual((await wadmApi('ks-web', 'get')).models?.map((m) => m.name).sort(), ['shop', 'site']);
   });
 });
 

@@ -80,7 +80,14 @@ export function decideFinalize(call: Call, facts: LatticeFacts): Step {
     return done(verdict('LatticeNotAllowed', `Left in wadm: namespace "${app.ref.namespace}" may not use lattice "${app.lattice}"`, { phase: 'Undeployed' }));
   }
   const version = app.valid ? app.manifest.version : undefined;
-  if (facts.unavailable) return waiting(say.unavailable(app.lattice, facts.unavailable, version, call.previousStatus));
+  if (facts.unavailable) {
+    // Our key holding another lattice's index holds nothing of ours: the first put was refused.
+    const { reason, during } = facts.unavailable;
+    const shadowed = shadowedLattice({ lattice: app.lattice, name: app.ref.name });
+    if (reason === 'StorageError' && during === 'read-model' && facts.indexes?.[shadowed] === undefined) return { action: { kind: 'read-index', lattice: shadowed } };
+    if ((facts.indexes?.[shadowed] ?? 0) > 0) return done(verdict('Deleted', `Nothing to delete: the wadm key of ${where} is lattice "${shadowed}"'s list of applications`));
+    return waiting(say.unavailable(app.lattice, facts.unavailable, version, call.previousStatus));
+  }
   if (facts.model === undefined) return { action: { kind: 'read-model' } };
   if (facts.model === null) return done(verdict('Deleted', `Deleted from wadm lattice "${app.lattice}"`));
   const owner = ownership(app, facts.model, version);
