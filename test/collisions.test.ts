@@ -12,6 +12,7 @@ import { decideSync } from '../src/core/decide.js';
 import type { Action, ActionResult, LatticeFacts } from '../src/core/facts.js';
 import { fromPolicy } from '../src/core/tenancy.js';
 import { runSteps } from '../src/http/hooks.js';
+import { Knowledge } from '../src/lattice/knowledge.js';
 import { hello, hookRequest } from './support/resources.js';
 
 const ANY_LATTICE = fromPolicy({ rules: [{ namespaces: ['*'], lattices: ['*'] }] }, 'default');
@@ -125,5 +126,46 @@ describe('name collisions in a model of wadm 0.21 keys', () => {
     assert.equal(reasonOf(run), 'NameCollision');
     assert.match(run.response.status.message!, /reserved by the lattice policy for the list of applications of lattice "ks-web"/);
     assert.deepEqual(wadm.writes, []);
+  });
+});
+
+describe('a storage error of one lattice', () => {
+  const storageError = (isolated: boolean): ActionResult => ({ kind: 'unavailable', reason: 'StorageError', message: 'Internal storage error', isolated });
+  const runWith = (results: Partial<Record<Action['kind'], ActionResult>>) => {
+    const call = callOf(hookRequest(hello({ lattice: 'se' })), ANY_LATTICE, { now: NOW });
+    const base = new KeyValueWadm();
+    return runSteps(decideSync, call, (action) => Promise.resolve(results[action.kind] ?? base.perform('se', 'hello-world', action)));
+  };
+
+  it('reading our key while the store answers elsewhere: LatticeStorageError, Stalled, resync at the stalled pace', async () => {
+    const run = await runWith({ 'read-model': storageError(true) });
+    assert.equal(reasonOf(run), 'LatticeStorageError');
+    assert.match(run.response.status.message!, /lattice "se"/);
+    assert.equal(run.response.resyncAfterSeconds, 60);
+    assert.deepEqual(run.actions.map((a) => a.kind), ['read-model', 'read-index']);
+  });
+
+  it('while no other lattice answers either: LatticeUnavailable', async () => {
+    assert.equal(reasonOf(await runWith({ 'read-model': storageError(false) })), 'LatticeUnavailable');
+  });
+
+  it('of a write (a compare-and-set race can be): LatticeUnavailable, retried soon', async () => {
+    assert.equal(reasonOf(await runWith({ deploy: storageError(true) })), 'LatticeUnavailable');
+  });
+});
+
+describe('which lattices answer (Knowledge)', () => {
+  it('counts a lattice healthy elsewhere only while it answered within the liveness window and after its last storage error', () => {
+    const clock = { now: 1000 };
+    const known = new Knowledge({ capacity: 4, modelTtlMs: 300_000, deployGraceMs: 10_000, livenessMs: 5_000, now: () => clock.now });
+    known.answered('broken');
+    known.storageFailed('broken');
+    assert.equal(known.healthyElsewhere('other'), false, 'a lattice whose last answer was a storage error proves nothing');
+    assert.equal(known.healthyElsewhere('broken'), false, 'not itself');
+    clock.now += 1;
+    known.answered('fine');
+    assert.equal(known.healthyElsewhere('broken'), true);
+    clock.now += 5_000;
+    assert.equal(known.healthyElsewhere('broken'), false, 'older than the liveness window');
   });
 });
