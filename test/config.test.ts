@@ -37,6 +37,7 @@ describe('configuration', () => {
       tlsCertFile: undefined,
       tlsKeyFile: undefined,
       latticePolicyFile: undefined,
+      latticePolicyStrict: false,
       maxConcurrentHooks: 64,
       shutdownDelayMs: 3000,
       modelCacheTtlSeconds: 300,

@@ -487,6 +487,7 @@ const OPERATIONS: Record<Action['kind'], ModelOperation[]> = {
   'read-model': ['versions', 'get'],
   'read-version': ['get'],
   'read-status': ['status'],
+  'read-index': ['get'],
   put: ['put'],
   deploy: ['deploy'],
   undeploy: ['undeploy'],

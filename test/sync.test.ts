@@ -28,7 +28,10 @@ describe('sync of a new application', () => {
   it('puts the rendered manifest and deploys that version, without asking wadm a status that could only predate it', async () => {
     const lattice = new MemoryLattice();
     const run = await sync(lattice, fixtureResource('hello.yaml'));
-    assert.deepEqual(kinds(run.actions), ['read-model', 'put', 'deploy']);
+    // The first put first asks whether its key is lattice "default-hello-world"'s index, and whether
+    // its own lattice's index is one wadm can parse (see collisions.ts).
+    assert.deepEqual(kinds(run.actions), ['read-model', 'read-index', 'read-index', 'put', 'deploy']);
+    assert.deepEqual(run.actions.slice(1, 3), [{ kind: 'read-index', lattice: 'default-hello-world' }, { kind: 'read-index', lattice: 'default' }]);
     const model = lattice.model('hello-world')!;
     assert.equal(model.deployed, run.response.status.version);
     assert.match(run.response.status.version!, /^sha-[0-9a-f]{16}$/);
@@ -230,7 +233,7 @@ describe('wadm trouble', () => {
     lattice.scripted.push({ kind: 'read-model', result: { kind: 'model', model: null } });
     lattice.seed('hello-world', [[version, { owner: 'default/hello-world', contentHash }]]);
     const run = await sync(lattice, fixtureResource('hello.yaml'));
-    assert.deepEqual(kinds(run.actions), ['read-model', 'put', 'read-model', 'deploy']);
+    assert.deepEqual(kinds(run.actions), ['read-model', 'read-index', 'read-index', 'put', 'read-model', 'deploy']);
   });
 
   it('gives up as LatticeUnavailable when wadm keeps contradicting itself', async () => {

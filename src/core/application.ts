@@ -33,6 +33,8 @@ export interface Call {
   app: Application;
   /** The lattice policy lets this namespace target this lattice: if not, nothing is sent to NATS. */
   latticeAllowed: boolean;
+  /** The policy names this lattice literally (or it is the default): it may appear at any time. */
+  latticeNamed?(lattice: string): boolean;
   previousStatus: unknown;
   now: number;
   /** The NATS server's max_payload, while connected: a larger manifest is a spec problem. */
@@ -68,6 +70,7 @@ export function callOf(
     app,
     // Not cached with the application: the policy file may change while the spec does not.
     latticeAllowed: tenancy.allows(app.ref.namespace, app.lattice),
+    latticeNamed: (lattice) => lattice === tenancy.defaultLattice || (tenancy.names?.(lattice) ?? false),
     previousStatus: request.parent.status,
     now: options.now,
     maxPayloadBytes: options.maxPayloadBytes,

@@ -14,6 +14,7 @@
 import type { HookResponse } from '../schema/hook.js';
 import type { Application, Call } from './application.js';
 import type { Action, Drift, LatticeFacts, ModelFacts, Write } from './facts.js';
+import { collision, nameCollision, shadowedLattice, type ModelName } from './collisions.js';
 import { isWadmName } from './names.js';
 import { verdict, type Verdict } from './reasons.js';
 import * as say from './reasons.js';
@@ -32,9 +33,11 @@ export function decideSync(call: Call, facts: LatticeFacts): Step {
   if (call.maxPayloadBytes !== undefined && say.putBytes(app.manifest) > call.maxPayloadBytes) {
     return answer(say.manifestTooLarge(app.manifest, call.maxPayloadBytes));
   }
-  if (facts.unavailable) return answer(say.unavailable(app.lattice, facts.unavailable, version, call.previousStatus));
+  if (facts.unavailable) return whyUnavailable(call, app, facts);
   if (facts.model === undefined) return { action: { kind: 'read-model' } };
   const model = facts.model;
+  const squatted = model?.storedName === undefined ? undefined : collision(wadmName(app), { storedName: model.storedName });
+  if (squatted) return answer(nameCollision(app, squatted, version));
   if (model !== null) {
     const owner = ownership(app, model, version);
     if ('read' in owner) return { action: { kind: 'read-version', version: owner.read } };
@@ -47,6 +50,11 @@ export function decideSync(call: Call, facts: LatticeFacts): Step {
   const write = nextWrite(call, app, model, facts);
   // Remembered facts may miss a `wash app put` (wadm announces none): ask wadm before writing.
   if (write && model?.remembered) return { action: { kind: 'read-model', fresh: true } };
+  // Only the first put creates wadm keys: only it pays for asking whether they are taken.
+  if (write && 'kind' in write && write.kind === 'put' && model === null) {
+    const before = firstPut(call, app, facts);
+    if (before) return before;
+  }
   if (write) return 'read' in write ? { action: { kind: 'read-version', version: write.read } } : { action: write };
   if (app.suspend) return answer(say.suspended(version));
   // Whatever wadm says right after our own deploy predates it: no need to ask (on a cold start
@@ -72,7 +80,14 @@ export function decideFinalize(call: Call, facts: LatticeFacts): Step {
     return done(verdict('LatticeNotAllowed', `Left in wadm: namespace "${app.ref.namespace}" may not use lattice "${app.lattice}"`, { phase: 'Undeployed' }));
   }
   const version = app.valid ? app.manifest.version : undefined;
-  if (facts.unavailable) return waiting(say.unavailable(app.lattice, facts.unavailable, version, call.previousStatus));
+  if (facts.unavailable) {
+    // Our key holding another lattice's index holds nothing of ours: the first put was refused.
+    const { reason, during } = facts.unavailable;
+    const shadowed = shadowedLattice({ lattice: app.lattice, name: app.ref.name });
+    if (reason === 'StorageError' && during === 'read-model' && facts.indexes?.[shadowed] === undefined) return { action: { kind: 'read-index', lattice: shadowed } };
+    if ((facts.indexes?.[shadowed] ?? 0) > 0) return done(verdict('Deleted', `Nothing to delete: the wadm key of ${where} is lattice "${shadowed}"'s list of applications`));
+    return waiting(say.unavailable(app.lattice, facts.unavailable, version, call.previousStatus));
+  }
   if (facts.model === undefined) return { action: { kind: 'read-model' } };
   if (facts.model === null) return done(verdict('Deleted', `Deleted from wadm lattice "${app.lattice}"`));
   const owner = ownership(app, facts.model, version);
@@ -82,6 +97,39 @@ export function decideFinalize(call: Call, facts: LatticeFacts): Step {
   if (facts.model.remembered) return { action: { kind: 'read-model', fresh: true } };
   // One delete without a version removes every version, foreign ones included: the model is ours.
   return { action: { kind: 'delete', version: null } };
+}
+
+/**
+ * wadm could not be asked. A storage error reading our own key may be wadm failing to parse
+ * another lattice's index stored there: ask that lattice before calling it anything else. A
+ * storage error while other lattices answer is this lattice's storage, not an outage.
+ */
+function whyUnavailable(call: Call, app: ValidApplication, facts: LatticeFacts): Step {
+  const cause = facts.unavailable!;
+  const { version } = app.manifest;
+  const storage = cause.reason === 'StorageError';
+  const shadowed = shadowedLattice(wadmName(app));
+  if (storage && cause.during === 'read-model' && facts.indexes?.[shadowed] === undefined) return { action: { kind: 'read-index', lattice: shadowed } };
+  const found = storage ? collision(wadmName(app), { storedName: null, shadowedModels: facts.indexes?.[shadowed] }) : undefined;
+  if (found) return { answer: respond(call, nameCollision(app, found, version)) };
+  // Only a read of our own key: a write's storage error may be a compare-and-set race worth a quick retry.
+  if (storage && cause.isolated && cause.during === 'read-model') return { answer: respond(call, say.latticeStorageError(app.lattice, cause.message, version, call.previousStatus)) };
+  return { answer: respond(call, say.unavailable(app.lattice, cause, version, call.previousStatus)) };
+}
+
+/** Before the first put: the lattice our key would shadow, and our own lattice's index. */
+function firstPut(call: Call, app: ValidApplication, facts: LatticeFacts): Step | undefined {
+  const name = wadmName(app);
+  const shadowed = shadowedLattice(name);
+  const unread = [shadowed, app.lattice].find((lattice) => facts.indexes?.[lattice] === undefined);
+  if (unread !== undefined) return { action: { kind: 'read-index', lattice: unread } };
+  const evidence = { shadowedModels: facts.indexes![shadowed], ownIndexUnreadable: facts.indexes![app.lattice] === null, shadowedByPolicy: call.latticeNamed?.(shadowed) ?? false };
+  const found = collision(name, evidence);
+  return found && { answer: respond(call, nameCollision(app, found, app.manifest.version)) };
+}
+
+function wadmName(app: ValidApplication): ModelName {
+  return { lattice: app.lattice, name: app.ref.name };
 }
 
 export function respond(call: Call, v: Verdict, finalized?: boolean): HookResponse {

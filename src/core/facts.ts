@@ -25,6 +25,8 @@ export interface ModelFacts {
    * `wash app put` changes a model without any event that would have refreshed the memory.
    */
   remembered?: boolean;
+  /** `metadata.name` of the newest manifest wadm returned: another name means another lattice's model shares our key. */
+  storedName?: string;
 }
 
 /** wadm's status of an application (the fields we read). */
@@ -47,7 +49,10 @@ export interface LatticeFacts {
   rejected?: { step: Write['kind']; message: string };
   /** A prune delete failed; pruning waits for the next sync. */
   pruneBlocked?: boolean;
-  unavailable?: { reason: UnavailableReason; message: string };
+  /** `during`: the action that failed; `isolated`: wadm answers other lattices meanwhile. */
+  unavailable?: { reason: UnavailableReason; message: string; during: Action['kind']; isolated?: boolean };
+  /** How many applications a lattice lists, by lattice; null: wadm cannot parse its index (see collisions.ts). */
+  indexes?: Readonly<Record<string, number | null>>;
   /** Writes wadm confirmed in this call. */
   writes: Write[];
   /** Writes wadm refused or never answered, with why: logged, never counted as done. */
@@ -57,7 +62,12 @@ export interface LatticeFacts {
 export const NO_FACTS: LatticeFacts = { writes: [], failed: [] };
 
 /** `fresh`: from wadm, not from memory (before a write). */
-export type Read = { kind: 'read-model'; fresh?: true } | { kind: 'read-version'; version: string } | { kind: 'read-status' };
+export type Read =
+  | { kind: 'read-model'; fresh?: true }
+  | { kind: 'read-version'; version: string }
+  | { kind: 'read-status' }
+  /** The models another lattice lists (model.get without a name): is its index where our model would go? */
+  | { kind: 'read-index'; lattice: string };
 export type Write =
   | { kind: 'put'; version: string; body: string; owner: string; contentHash: string }
   /** `replacing`: what wadm had deployed instead, when it was not ours (drift being healed). */
@@ -74,11 +84,14 @@ export type ActionResult =
   | { kind: 'model'; model: ModelFacts | null }
   | { kind: 'version'; version: string; facts: VersionFacts | null }
   | { kind: 'status'; status: StatusFacts }
+  /** models null: wadm answered a storage error for this key alone (its index holds something else). */
+  | { kind: 'index'; lattice: string; models: number | null }
   | { kind: 'done' }
   /** The write found the model other than we thought (version exists, app gone): read it again. */
   | { kind: 'stale' }
   | { kind: 'rejected'; message: string }
-  | { kind: 'unavailable'; reason: UnavailableReason; message: string };
+  /** `isolated`: other lattices' wadm answered meanwhile (a storage error of this lattice only). */
+  | { kind: 'unavailable'; reason: UnavailableReason; message: string; isolated?: boolean };
 
 export function isWrite(action: Action): action is Write {
   return !action.kind.startsWith('read-');
@@ -92,11 +105,14 @@ export function learn(facts: LatticeFacts, action: Action, result: ActionResult)
       return { ...facts, model: withVersion(facts.model, result.version, result.facts) };
     case 'status':
       return { ...facts, status: result.status };
+    case 'index':
+      return { ...facts, indexes: { ...facts.indexes, [result.lattice]: result.models } };
     case 'stale':
       return { ...facts, model: undefined };
     case 'unavailable': {
       const failed = isWrite(action) ? [...facts.failed, { write: action, reason: `${result.reason}: ${result.message}` }] : facts.failed;
-      return { ...facts, failed, unavailable: { reason: result.reason, message: result.message } };
+      const unavailable = { reason: result.reason, message: result.message, during: action.kind };
+      return { ...facts, failed, unavailable: result.isolated ? { ...unavailable, isolated: true } : unavailable };
     }
     case 'rejected': {
       const write = action as Write;

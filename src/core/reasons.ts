@@ -87,6 +87,14 @@ export const REASONS = {
     fixedBy: 'user',
     doc: 'no version of the wadm application carries this resource as its owner: it belongs to another resource or was created outside; rename, change `spec.lattice`, or adopt',
   },
+  NameCollision: {
+    phases: ['Failed'],
+    ready: 'False',
+    condition: 'Stalled',
+    pace: 'settled',
+    fixedBy: 'user',
+    doc: "wadm would store this application under a key that another lattice's application or another lattice's list of applications already uses (wadm keys models by `<lattice>-<name>`); nothing was written: rename the resource or choose a `spec.lattice` without `-` (see Shared wadm and name collisions)",
+  },
   VersionConflict: { phases: ['Failed'], ready: 'False', condition: 'Stalled', pace: 'settled', fixedBy: 'user', doc: '`spec.version` names a version with other content; bump it' },
   LatticeUnavailable: {
     phases: ['Unknown'],
@@ -94,7 +102,15 @@ export const REASONS = {
     condition: 'Reconciling',
     pace: 'unavailable',
     fixedBy: 'platform',
-    doc: 'NATS or wadm cannot be reached (disconnected, no responders, timeout, storage errors); the last known wadm fields are kept and the hook retries',
+    doc: 'NATS or wadm cannot be reached (disconnected, no responders, timeout, storage errors while no other lattice answers); the last known wadm fields are kept and the hook retries',
+  },
+  LatticeStorageError: {
+    phases: ['Failed'],
+    ready: 'False',
+    condition: 'Stalled',
+    pace: 'stalled',
+    fixedBy: 'platform',
+    doc: "wadm answers other lattices but only `Internal storage error` for this one: its stored list of applications is corrupted or collides with an application's key; the message names the lattice; retried every 60 s",
   },
   Deleted: { phases: ['Undeployed'], ready: 'False', pace: 'settled', fixedBy: 'nobody', finalize: true, doc: 'the application and all its versions were deleted from wadm (or never existed)' },
   Orphaned: { phases: ['Undeployed'], ready: 'False', pace: 'settled', fixedBy: 'nobody', finalize: true, doc: '`deletionPolicy: Orphan`: the application keeps running in wadm' },
@@ -144,6 +160,15 @@ export function manifestTooLarge(manifest: { version: string; bytes: number }, m
     `the rendered manifest is ${putBytes(manifest)} bytes, more than the NATS server's max_payload of ${maxPayloadBytes} bytes, ` +
     'so wadm can never receive it: shrink the spec (for example move large config into config references) or raise max_payload on the NATS servers';
   return verdict('ManifestTooLarge', message, { version: manifest.version });
+}
+
+/** wadm answers other lattices but not this one's storage: not an outage, not fixed by retrying soon. */
+export function latticeStorageError(lattice: string, message: string, version: string | undefined, previous: unknown): Verdict {
+  const text =
+    `wadm answers other lattices but reports "${message}" for lattice "${lattice}": its stored list of applications is corrupted ` +
+    'or collides with the key of an application in another lattice; the platform team must repair the wadm KV bucket; will retry';
+  const last = lastKnown(previous);
+  return verdict('LatticeStorageError', text, { ...(version !== undefined ? { version } : {}), deployedVersion: last.deployedVersion, scalers: last.scalers });
 }
 
 export function unavailable(lattice: string, cause: { reason: string; message: string }, version: string | undefined, previous: unknown): Verdict {

@@ -8,6 +8,8 @@ import { compile } from '../schema/validator.js';
 export interface Tenancy {
   defaultLattice: string;
   allows(namespace: string, lattice: string): boolean;
+  /** The policy grants this lattice by its literal name (not only through `*` or `{namespace}`). */
+  names?(lattice: string): boolean;
   /** Changes (by identity) whenever the policy does, so that answers computed under another policy are not reused. */
   revision?(): unknown;
 }
@@ -51,8 +53,10 @@ export function parsePolicy(text: string): LatticePolicy {
 
 export function fromPolicy(policy: LatticePolicy, defaultLattice: string): Tenancy {
   const rules = policy.rules.map((rule) => ({ namespaces: rule.namespaces.map(glob), lattices: rule.lattices }));
+  const literal = new Set(policy.rules.flatMap((rule) => rule.lattices.filter((l) => l !== '*' && l !== '{namespace}')));
   return {
     defaultLattice,
+    names: (lattice) => literal.has(lattice),
     allows(namespace, lattice) {
       return rules.some(
         (rule) =>

@@ -112,7 +112,7 @@ export async function runSteps(decide: (call: Call, facts: LatticeFacts) => Step
     if ('answer' in step) return { call, response: step.answer, actions, facts };
     // A wadm that keeps contradicting itself ends as LatticeUnavailable rather than a hung hook.
     if (actions.length >= MAX_STEPS) {
-      facts = { ...facts, unavailable: { reason: 'BadReply', message: `wadm gave inconsistent answers over ${MAX_STEPS} requests` } };
+      facts = { ...facts, unavailable: { reason: 'BadReply', message: `wadm gave inconsistent answers over ${MAX_STEPS} requests`, during: 'read-model' } };
       continue;
     }
     actions.push(step.action);

@@ -25,7 +25,11 @@ export class LatticeGateway {
     } catch (err) {
       if (!(err instanceof WadmUnavailableError)) throw err;
       this.knowledge.remember(lattice, name, undefined, Infinity);
-      return { kind: 'unavailable', reason: err.reason, message: err.message };
+      if (err.reason !== 'StorageError') return { kind: 'unavailable', reason: err.reason, message: err.message };
+      this.knowledge.storageFailed(lattice);
+      // Another lattice answered lately, or the store answers a read now: the trouble is this lattice's.
+      const isolated = this.knowledge.healthyElsewhere(lattice) || (await this.client.storeWorks());
+      return { kind: 'unavailable', reason: err.reason, message: err.message, isolated };
     }
   }
 
@@ -39,6 +43,8 @@ export class LatticeGateway {
         const annotations = await this.client.annotations(lattice, name, action.version);
         return { kind: 'version', version: action.version, facts: annotations && versionFacts(action.version, annotations) };
       }
+      case 'read-index':
+        return { kind: 'index', lattice: action.lattice, models: await this.indexSize(action.lattice) };
       case 'read-status': {
         const known = this.knowledge.status(lattice, name);
         return { kind: 'status', status: known ?? this.knowledge.rememberStatus(lattice, name, await this.client.status(lattice, name), false) };
@@ -60,6 +66,19 @@ export class LatticeGateway {
     }
   }
 
+  /**
+   * null when wadm cannot parse this lattice's index: asked only after wadm answered our own
+   * model's read, so its storage works and this one key holds something else.
+   */
+  private async indexSize(lattice: string): Promise<number | null> {
+    try {
+      return await this.client.models(lattice);
+    } catch (err) {
+      if (err instanceof WadmUnavailableError && err.reason === 'StorageError') return null;
+      throw err;
+    }
+  }
+
   private async readModel(lattice: string, name: string, fresh: boolean): Promise<ModelFacts | null> {
     const remembered = fresh ? undefined : this.knowledge.model(lattice, name);
     if (remembered === undefined) return this.fetchModel(lattice, name);
@@ -71,13 +90,14 @@ export class LatticeGateway {
     const versions = await this.client.versions(lattice, name);
     const newest = versions?.[versions.length - 1];
     if (!versions || !newest) return null;
-    const annotations = await this.client.annotations(lattice, name);
+    const metadata = await this.client.metadata(lattice, name);
     // Deleted between the two requests: there is no model.
-    if (annotations === null) return null;
+    if (metadata === null) return null;
     return {
       versions: versions.map((v) => v.version),
       deployedVersion: versions.find((v) => v.deployed)?.version ?? null,
-      known: { [newest.version]: versionFacts(newest.version, annotations) },
+      known: { [newest.version]: versionFacts(newest.version, metadata.annotations) },
+      storedName: metadata.name,
     };
   }
 }

@@ -36,6 +36,8 @@ interface Entry {
 export class Knowledge {
   private readonly entries: Lru<string, Entry>;
   private readonly answeredAt = new Map<string, number>();
+  /** When each lattice last answered with a storage error (an answer, but not a healthy one). */
+  private readonly storageFailedAt = new Map<string, number>();
   private seq = 0;
   /** Sequence number of the last reset (a new NATS connection: anything may have been missed). */
   private resetAt = 0;
@@ -55,6 +57,23 @@ export class Knowledge {
   /** wadm of this lattice answered a request. */
   answered(lattice: string): void {
     this.answeredAt.set(lattice, this.options.now());
+  }
+
+  /** wadm answered this lattice with a storage error after retries. */
+  storageFailed(lattice: string): void {
+    this.storageFailedAt.set(lattice, this.options.now());
+  }
+
+  /**
+   * Another lattice's wadm answered within the liveness window, after its last storage error:
+   * wadm and its KV bucket work, so a storage error of this lattice is this lattice's own.
+   */
+  healthyElsewhere(lattice: string): boolean {
+    const now = this.options.now();
+    for (const [other, at] of this.answeredAt) {
+      if (other !== lattice && now - at < this.options.livenessMs && at > (this.storageFailedAt.get(other) ?? -Infinity)) return true;
+    }
+    return false;
   }
 
   isAlive(lattice: string): boolean {
@@ -102,6 +121,7 @@ export class Knowledge {
   reset(): void {
     this.entries.clear();
     this.answeredAt.clear();
+    this.storageFailedAt.clear();
     this.resetAt = ++this.seq;
   }
 

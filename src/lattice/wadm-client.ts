@@ -8,6 +8,7 @@ import { Limiter } from './limiter.js';
 import { apiSubject, type ModelOperation } from './subjects.js';
 import {
   GetReplySchema,
+  ListReplySchema,
   ReplySchema,
   StatusReplySchema,
   VersionsReplySchema,
@@ -30,6 +31,7 @@ export interface WadmClientOptions {
 /** Reads that may be shared by callers asking the same question at the same time. */
 const SHAREABLE: ReadonlySet<ModelOperation> = new Set(['versions', 'get', 'status', 'history']);
 const PROBE_NAME = 'wasmcloud-metacontroller-liveness';
+const STORE_PROBE_LATTICE = 'wasmcloud-metacontroller-probe';
 
 export type PutOutcome = { kind: 'created' } | { kind: 'exists' } | { kind: 'rejected'; message: string };
 export type WriteOutcome = { kind: 'done' } | { kind: 'notfound' } | { kind: 'rejected'; message: string };
@@ -37,6 +39,7 @@ export type WriteOutcome = { kind: 'done' } | { kind: 'notfound' } | { kind: 're
 const checkReply = compile<Static<typeof ReplySchema>>(ReplySchema);
 const checkVersions = compile<Static<typeof VersionsReplySchema>>(VersionsReplySchema);
 const checkGet = compile<Static<typeof GetReplySchema>>(GetReplySchema);
+const checkList = compile<Static<typeof ListReplySchema>>(ListReplySchema);
 const checkStatus = compile<Static<typeof StatusReplySchema>>(StatusReplySchema);
 
 const STORAGE_ERROR = 'Internal storage error';
@@ -57,13 +60,25 @@ export class WadmClient {
 
   /** Annotations of a version (the newest without `version`), or null when there is none. */
   async annotations(lattice: string, name: string, version?: string): Promise<Record<string, string> | null> {
+    return (await this.metadata(lattice, name, version))?.annotations ?? null;
+  }
+
+  /** The stored manifest's name (another lattice's model may share the key) and annotations. */
+  async metadata(lattice: string, name: string, version?: string): Promise<{ name: string; annotations: Record<string, string> } | null> {
     const body = version === undefined ? '' : JSON.stringify({ version });
     const reply = await this.call(lattice, 'get', name, body, checkGet);
     if (reply.result === 'notfound') return null;
     // A named version that does not exist is an error reply, not notfound.
     if (reply.result === 'error' && version !== undefined) return null;
     if (reply.result !== 'success' || !reply.manifest) throw badReply('get', reply);
-    return reply.manifest.metadata.annotations ?? {};
+    return { name: reply.manifest.metadata.name, annotations: reply.manifest.metadata.annotations ?? {} };
+  }
+
+  /** How many applications the lattice lists: model.get without a name reads its index. */
+  async models(lattice: string): Promise<number> {
+    const reply = await this.call(lattice, 'get', undefined, '', checkList);
+    if (reply.result !== 'success') throw badReply('list', reply);
+    return reply.models?.length ?? 0;
   }
 
   async put(lattice: string, manifestJson: string): Promise<PutOutcome> {
@@ -101,6 +116,21 @@ export class WadmClient {
    */
   async probe(lattice: string): Promise<void> {
     await this.call(lattice, 'history', PROBE_NAME, '', checkReply);
+  }
+
+  /**
+   * Whether wadm's store answers at all: a read of a key no application has (it touches the KV
+   * bucket, unlike probe()). Asked after a storage error, to tell one lattice's broken key from
+   * a broken store.
+   */
+  async storeWorks(): Promise<boolean> {
+    try {
+      await this.versions(STORE_PROBE_LATTICE, PROBE_NAME);
+      return true;
+    } catch (err) {
+      if (err instanceof WadmUnavailableError) return false;
+      throw err;
+    }
   }
 
   async status(lattice: string, name: string): Promise<WadmStatus> {

@@ -47,6 +47,13 @@ export const GetReplySchema = Type.Object({
   ),
 });
 
+/** model.get without a name: the lattice's applications (only their number is read). */
+export const ListReplySchema = Type.Object({
+  result: Type.String(),
+  message: Type.Optional(Type.String()),
+  models: Type.Optional(Type.Array(Type.Unknown())),
+});
+
 export const StatusReplySchema = Type.Object({
   result: Type.String(),
   message: Type.Optional(Type.String()),

@@ -25,6 +25,7 @@ export interface Config {
   tlsCertFile: string | undefined;
   tlsKeyFile: string | undefined;
   latticePolicyFile: string | undefined;
+  latticePolicyStrict: boolean;
   maxConcurrentHooks: number;
   shutdownDelayMs: number;
   modelCacheTtlSeconds: number;
@@ -158,6 +159,14 @@ export const VARIABLES = {
     'LATTICE_POLICY_FILE',
     'YAML policy of which namespaces may target which lattices; without it only DEFAULT_LATTICE is allowed. Reloaded when it changes.',
   ),
+  latticePolicyStrict: {
+    key: 'latticePolicyStrict',
+    env: 'LATTICE_POLICY_STRICT',
+    default: 'false',
+    description:
+      '`true`: a lattice policy that can produce lattices `a` and `a-…` (which collide in wadm) is an error: the service does not start, and a reload keeps the previous policy. `false`: a warning.',
+    parse: (raw) => (raw === 'true' ? true : raw === 'false' ? false : new Error('must be true or false')),
+  },
   maxConcurrentHooks: {
     key: 'maxConcurrentHooks',
     env: 'MAX_CONCURRENT_HOOKS',

@@ -5,12 +5,13 @@ import type { Logger } from 'pino';
 import { parseToken } from '../http/auth.js';
 import type { Config } from './config.js';
 import { defaultOnly, fromPolicy, parsePolicy, type Tenancy } from '../core/tenancy.js';
+import { describePair, prefixPairs } from '../core/policy-lint.js';
 import { WatchedFile } from './watched-file.js';
 
 /** The files the service reads and re-reads: lattice policy, bearer token, TLS certificate. */
 export function watchedFiles(config: Config, logger: Logger, intervalMs = 2000) {
   const tenancy: Tenancy = config.latticePolicyFile
-    ? delegate(new WatchedFile(config.latticePolicyFile, (text) => fromPolicy(parsePolicy(text), config.defaultLattice), logger, undefined, intervalMs), config.defaultLattice)
+    ? delegate(new WatchedFile(config.latticePolicyFile, (text) => checkedPolicy(text, config, logger), logger, undefined, intervalMs), config.defaultLattice)
     : defaultOnly(config.defaultLattice);
   const token = config.hookBearerTokenFile ? new WatchedFile(config.hookBearerTokenFile, parseToken, logger, undefined, intervalMs) : undefined;
   const tls = config.tlsCertFile && config.tlsKeyFile ? watchedTls(config.tlsCertFile, config.tlsKeyFile, logger, intervalMs) : undefined;
@@ -26,10 +27,22 @@ export function watchedFiles(config: Config, logger: Logger, intervalMs = 2000) 
   };
 }
 
+/** Parses the policy and lints it for lattices that collide in wadm: warnings, or with LATTICE_POLICY_STRICT an error. */
+function checkedPolicy(text: string, config: Config, logger: Logger): Tenancy {
+  const policy = parsePolicy(text);
+  const pairs = prefixPairs(policy).map(describePair);
+  if (pairs.length > 0 && config.latticePolicyStrict) {
+    throw new Error(`lattice policy ${config.latticePolicyFile} can produce lattices that collide in wadm (LATTICE_POLICY_STRICT=true): ${pairs.join('; ')}`);
+  }
+  for (const pair of pairs) logger.warn({ path: config.latticePolicyFile, pair }, 'lattice policy can produce lattices that collide in wadm');
+  return fromPolicy(policy, config.defaultLattice);
+}
+
 function delegate(file: WatchedFile<Tenancy>, defaultLattice: string): Tenancy & { close(): void } {
   return {
     defaultLattice,
     allows: (namespace, lattice) => file.current().allows(namespace, lattice),
+    names: (lattice) => file.current().names?.(lattice) ?? false,
     revision: () => file.current(),
     close: () => file.close(),
   };

@@ -1,0 +1,99 @@
+// wadm 0.21 keeps every model of every lattice in one KV bucket: the model under `<lattice>-<name>`
+// and each lattice's list of model names (its index) under `<lattice>` (server/storage.rs,
+// model_key and model_set_key). Lattice and name may both contain `-`, so two different
+// (lattice, name) pairs can share a key, and a model's key can be another lattice's index key.
+// wadm does not notice: the second writer overwrites or corrupts the first. This module says
+// which keys a model touches and, from what wadm answered about that key, whether writing it
+// would collide. Pure: the core asks, the shell reads wadm.
+import { verdict, type Verdict } from './reasons.js';
+
+export interface ModelName {
+  lattice: string;
+  name: string;
+}
+
+/** The KV key wadm stores a model under. */
+export function modelKey(model: ModelName): string {
+  return `${model.lattice}-${model.name}`;
+}
+
+/** The KV key wadm stores a lattice's list of model names under. */
+export function indexKey(lattice: string): string {
+  return lattice;
+}
+
+/** The lattice whose index our model's key would be (whether or not that lattice exists). */
+export function shadowedLattice(model: ModelName): string {
+  return modelKey(model);
+}
+
+/** Every other (lattice, name) pair wadm would store under the same key as this model. */
+export function keySharers(model: ModelName): ModelName[] {
+  const key = modelKey(model);
+  const sharers: ModelName[] = [];
+  for (let at = key.indexOf('-'); at > 0; at = key.indexOf('-', at + 1)) {
+    const lattice = key.slice(0, at);
+    const name = key.slice(at + 1);
+    if (lattice !== model.lattice && lattice !== '' && name !== '') sharers.push({ lattice, name });
+  }
+  return sharers;
+}
+
+/** What wadm answered about the key of a model we are about to put for the first time. */
+export interface KeyEvidence {
+  /**
+   * `metadata.name` of the model wadm returned for our lattice and name: undefined when it
+   * returned none, null when it could not parse what the key holds (wadm's storage error).
+   */
+  storedName?: string | null;
+  /** The number of models the lattice named like our key lists (undefined: not asked). */
+  shadowedModels?: number | null;
+  /** Our own lattice's index could not be parsed by wadm (it holds another lattice's model). */
+  ownIndexUnreadable?: boolean;
+  /** The policy grants that lattice by its literal name, so it may appear at any time. */
+  shadowedByPolicy?: boolean;
+}
+
+export type Collision =
+  | { kind: 'model'; key: string }
+  | { kind: 'index'; key: string; lattice: string; existing: boolean }
+  | { kind: 'own-index'; key: string };
+
+/** Whether writing this model would collide, on what wadm answered; undefined when it would not. */
+export function collision(model: ModelName, evidence: KeyEvidence): Collision | undefined {
+  const key = modelKey(model);
+  // A model stored under our key with another name belongs to another lattice: no lattice-and-
+  // name pair other than ours maps to this key with our own name.
+  if (typeof evidence.storedName === 'string' && evidence.storedName !== model.name) return { kind: 'model', key };
+  const lattice = shadowedLattice(model);
+  // wadm stores the model first and its name in the index second: a broken index half-writes.
+  if (evidence.ownIndexUnreadable) return { kind: 'own-index', key: indexKey(model.lattice) };
+  if (typeof evidence.shadowedModels === 'number' && evidence.shadowedModels > 0) return { kind: 'index', key, lattice, existing: true };
+  if (evidence.shadowedByPolicy) return { kind: 'index', key, lattice, existing: false };
+  return undefined;
+}
+
+/** Why writing this model was refused: wadm's key scheme, and what to rename. Names no other resource. */
+export function nameCollision(app: { ref: { name: string }; lattice: string }, found: Collision, version: string | undefined): Verdict {
+  const where =
+    found.kind === 'own-index'
+      ? `wadm keeps the list of applications of lattice "${app.lattice}" under the key "${found.key}"`
+      : `wadm would store application "${app.ref.name}" of lattice "${app.lattice}" under the key "${found.key}"`;
+  const what = collisionText(found);
+  const why = 'wadm keys every application by "<lattice>-<name>", so names with "-" can collide across lattices';
+  const fix = 'nothing was written: rename this resource, or use a spec.lattice without "-"';
+  return verdict('NameCollision', `${where}, ${what} (${why}); ${fix}`, version === undefined ? {} : { version });
+}
+
+function collisionText(found: Collision): string {
+  switch (found.kind) {
+    case 'model':
+      return 'which already holds an application of another lattice';
+    case 'own-index':
+      return 'which holds an application of another lattice instead, so wadm could store the model but not list it';
+    case 'index': {
+      const whose = found.existing ? '' : 'reserved by the lattice policy for ';
+      return `which is ${whose}the list of applications of lattice "${found.lattice}"; writing it would break every application of that lattice`;
+    }
+  }
+}
