@@ -45,6 +45,14 @@ describe('the version', () => {
     assert.equal(run.stdout, `${VERSION}\n`);
   });
 
+  it('is found in the image as in the test above: package.json in /app next to dist/', () => {
+    const dockerfile = read('Dockerfile');
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    assert.match(runtime, /^WORKDIR \/app$/m);
+    assert.match(runtime, /^COPY --from=build \/app\/dist \.\/dist$/m);
+    assert.match(runtime, /^COPY package\.json \.\/$/m);
+  });
+
   it('is in the first log line of the service, with the Node.js version', async () => {
     // No NATS at this address: the service starts anyway (readiness stays off).
     const service = await startServiceProcess({ NATS_URL: 'nats://127.0.0.1:1' });
