@@ -2,51 +2,18 @@
 // with every option, and parity with manifests/: the chart's defaults install the same objects as
 // `kubectl kustomize manifests/` (and its options the same as examples/secure-install and
 // manifests/monitoring), so the two ways to install cannot drift apart.
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import yaml from 'js-yaml';
 import { loadConfig, VARIABLES } from '../src/service/config.js';
 import { parsePolicy } from '../src/core/tenancy.js';
+import { ALL_OPTIONS, CHART, helm, kustomize, NAMESPACE, renderChart, type Obj } from './support/helm.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const CHART = resolve(ROOT, 'charts/wasmcloud-metacontroller');
-const ALL_OPTIONS = resolve(ROOT, 'test/fixtures/helm/all-options.yaml');
-const NAMESPACE = 'wasmcloud-metacontroller';
 const read = (path: string) => readFileSync(resolve(ROOT, path), 'utf8');
 const VERSION = (JSON.parse(read('package.json')) as { version: string }).version;
-type Obj = Record<string, any>; // rendered Kubernetes objects: read by path, compared by value
-
-const scratch = mkdtempSync(join(tmpdir(), 'helm-'));
-after(() => rmSync(scratch, { recursive: true, force: true }));
-
-function run(bin: string, args: string[]): string {
-  const result = spawnSync(bin, args, { encoding: 'utf8', cwd: ROOT });
-  if (result.error) throw new Error(`cannot run ${bin} (${result.error.message}): run \`bash scripts/test-deps.sh\``);
-  if (result.status !== 0) throw new Error(`${bin} ${args.join(' ')} failed:\n${result.stdout}${result.stderr}`);
-  return result.stdout;
-}
-const helm = (...args: string[]) => run(process.env['HELM_BIN'] || 'helm', args);
-const kubectl = (...args: string[]) => run(process.env['KUBECTL_BIN'] || 'kubectl', args);
-
-/** Objects read as Kubernetes reads them: both sides go through kubectl's YAML parser (YAML 1.1,
- *  so a mode written 0440 is the octal it means), which js-yaml alone would read differently. */
-function throughKubectl(manifest: string): Obj[] {
-  const dir = mkdtempSync(join(scratch, 'render-'));
-  writeFileSync(join(dir, 'objects.yaml'), manifest);
-  writeFileSync(join(dir, 'kustomization.yaml'), 'resources:\n  - objects.yaml\n');
-  return (yaml.loadAll(kubectl('kustomize', dir)) as Obj[]).filter(Boolean);
-}
-
-// A helm built with `go install` lacks the release build's Kubernetes version and assumes 1.20,
-// which the chart's kubeVersion refuses: render for the Kubernetes the other tests run.
-const KUBERNETES_VERSION = /^KUBERNETES_VERSION=(\S+)$/m.exec(read('scripts/test-deps.sh'))![1]!;
-const renderChart = (...args: string[]) =>
-  throughKubectl(helm('template', 'wasmcloud-metacontroller', CHART, '--namespace', NAMESPACE, '--include-crds', '--kube-version', KUBERNETES_VERSION, ...args));
-const kustomize = (dir: string) => (yaml.loadAll(kubectl('kustomize', resolve(ROOT, dir))) as Obj[]).filter(Boolean);
 
 const key = (o: Obj) => `${o['kind']}/${o['metadata'].namespace ?? ''}/${withoutHash(o['metadata'].name)}`;
 // kustomize's generated ConfigMap carries a hash of its content in its name; the chart rolls the
@@ -162,13 +129,13 @@ describe('charts/wasmcloud-metacontroller', () => {
     const volumes = new Map((pod.template.spec.volumes as Obj[]).map((v) => [v['name'], v]));
     assert.equal(env['NATS_CREDS_FILE'], `${mounts.get('nats-secrets')}/nats.creds`);
     assert.equal(env['NATS_TLS_KEY_FILE'], `${mounts.get('nats-secrets')}/tls.key`);
-    assert.equal(volumes.get('nats-secrets')['secret'].secretName, 'nats-client');
+    assert.equal(volumes.get('nats-secrets')!['secret'].secretName, 'nats-client');
 
     // The lattice policy is a file the service parses, where LATTICE_POLICY_FILE says.
     const policy = one('ConfigMap', 'wasmcloud-metacontroller-lattice-policy')['data']['policy.yaml'] as string;
     assert.deepEqual(parsePolicy(policy), { rules: values['latticePolicy'].rules });
     assert.equal(env['LATTICE_POLICY_FILE'], `${mounts.get('lattice-policy')}/policy.yaml`);
-    assert.equal(volumes.get('lattice-policy')['configMap'].name, 'wasmcloud-metacontroller-lattice-policy');
+    assert.equal(volumes.get('lattice-policy')!['configMap'].name, 'wasmcloud-metacontroller-lattice-policy');
 
     // Hardened hooks with the named Secrets, on both sides of the call.
     const hooks = one('CompositeController', 'wasmcloudapplication-controller')['spec'];
@@ -180,8 +147,8 @@ describe('charts/wasmcloud-metacontroller', () => {
       assert.equal(webhook.authorization.secretRef.name, 'hook-token');
       assert.equal(webhook.caBundle.secretRef.name, 'hook-tls');
     }
-    assert.equal(volumes.get('hook-token')['secret'].secretName, 'hook-token');
-    assert.equal(volumes.get('tls')['secret'].secretName, 'hook-tls');
+    assert.equal(volumes.get('hook-token')!['secret'].secretName, 'hook-token');
+    assert.equal(volumes.get('tls')!['secret'].secretName, 'hook-tls');
     assert.equal(one('Certificate', 'wasmcloud-metacontroller-tls')['spec'].secretName, 'hook-tls');
     assert.equal(one('PodMonitor', 'wasmcloud-metacontroller')['spec'].podMetricsEndpoints[0].scheme, 'https');
 
