@@ -72,6 +72,23 @@ describe('charts/wasmcloud-metacontroller', () => {
     assert.equal(read('charts/wasmcloud-metacontroller/files/grafana-dashboard.json'), read('manifests/monitoring/grafana-dashboard.json'));
   });
 
+  it('has every value documented in the Helm section of README.md', () => {
+    const readme = read('README.md');
+    const section = readme.slice(readme.indexOf('### Install with Helm'), readme.indexOf('### Releases'));
+    const values = yaml.load(read('charts/wasmcloud-metacontroller/values.yaml')) as Obj;
+    // Maps passed through as they are (Kubernetes fields, variables) count as one value.
+    const freeForm = new Set(['resources', 'extra', 'podLabels', 'nodeSelector', 'affinity']);
+    const leaves = (o: Obj, prefix: string): string[] =>
+      Object.entries(o).flatMap(([k, v]) => (v && typeof v === 'object' && !Array.isArray(v) && !freeForm.has(k) ? leaves(v, `${prefix}${k}.`) : [`${prefix}${k}`]));
+    for (const path of leaves(values, '')) {
+      const parent = path.split('.').slice(0, -1).join('.');
+      const leaf = path.split('.').at(-1)!;
+      // A row names a value by its full path, or after a sibling's full path as `.leaf`, or as `parent.*`.
+      const mentioned = section.includes(`\`${path}\``) || (parent !== '' && section.includes(`\`${parent}.`) && section.includes(`\`.${leaf}\``)) || section.includes(`\`${parent}.*\``);
+      assert.ok(mentioned, `${path} is not in README.md "Install with Helm"`);
+    }
+  });
+
   it('passes helm lint --strict, with the defaults and with every option', () => {
     assert.match(helm('lint', '--strict', CHART), /1 chart\(s\) linted, 0 chart\(s\) failed/);
     assert.match(helm('lint', '--strict', CHART, '--values', ALL_OPTIONS), /1 chart\(s\) linted, 0 chart\(s\) failed/);
