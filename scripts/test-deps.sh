@@ -5,6 +5,7 @@
 #   - lua5.1 from Debian (the Argo CD health check's Lua is run by a test), as root via apt-get
 #   - kube-apiserver and kubectl, built from the Go module proxy (scripts/build-kubernetes.sh)
 #   - etcd, the binary of Debian's etcd-server package (unpacked, no service installed)
+#   - helm (the chart's lint, template and parity tests) and actionlint (the GitHub workflows), via `go install`
 # and writes their absolute paths to .cache/test-deps.env (NATS_SERVER_BIN=..., WADM_BIN=...).
 #
 # Usage: scripts/test-deps.sh                install/build what is missing or outdated
@@ -24,6 +25,11 @@ NATS_SERVER_MODULE=github.com/nats-io/nats-server/v2
 KUBERNETES_VERSION=v1.36.3
 # Upstream version of Debian bookworm's etcd-server (3.4.23-4+b4); Kubernetes supports etcd >= 3.4.
 ETCD_VERSION=3.4.23
+# Go tools the tests run, installed from the Go module proxy with `go install`; each pinned.
+HELM_MODULE=helm.sh/helm/v3/cmd/helm
+HELM_VERSION=v3.22.0
+ACTIONLINT_MODULE=github.com/rhysd/actionlint/cmd/actionlint
+ACTIONLINT_VERSION=v1.7.12
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
 CACHE_DIR=$ROOT/.cache
@@ -37,6 +43,8 @@ WADM_BIN=$WADM_TARGET_DIR/release/wadm
 KUBE_APISERVER_BIN=$BIN_DIR/kube-apiserver
 KUBECTL_BIN=$BIN_DIR/kubectl
 ETCD_BIN=$BIN_DIR/etcd
+HELM_BIN=$BIN_DIR/helm
+ACTIONLINT_BIN=$BIN_DIR/actionlint
 # Inputs whose change means the wadm binary must be rebuilt.
 WADM_INPUTS=("$WADM_DIR/Cargo.toml" "$WADM_DIR/Cargo.lock" "$WADM_DIR/src/main.rs")
 
@@ -44,7 +52,7 @@ WADM_INPUTS=("$WADM_DIR/Cargo.toml" "$WADM_DIR/Cargo.lock" "$WADM_DIR/src/main.r
 SELF="bash ${ROOT#"$PWD/"}/scripts/test-deps.sh"
 if [[ $ROOT == "$PWD" ]]; then SELF="bash scripts/test-deps.sh"; fi
 
-usage() { sed -n '2,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 check_only=false
 nats_server_only=false
@@ -87,11 +95,18 @@ etcd_version() {
   "$ETCD_BIN" --version 2>/dev/null | sed -n 's/^etcd Version: *//p' || true
 }
 
+# A Go tool installed by go_tool_install below: its stamp (written after the binary) names the
+# module@version built, so one file read says whether it is the pinned one.
+go_tool_installed() { # BIN MODULE@VERSION
+  [[ -x $1 && -f $1.version && $(<"$1.version") == "$2" ]]
+}
+
 wadm_version() { "$WADM_BIN" --version 2>/dev/null || echo "wadm (version unknown)"; }
 
 env_file_content() {
   printf 'NATS_SERVER_BIN=%q\nWADM_BIN=%q\n' "$NATS_SERVER_BIN" "$WADM_BIN"
   printf 'KUBE_APISERVER_BIN=%q\nKUBECTL_BIN=%q\nETCD_BIN=%q\n' "$KUBE_APISERVER_BIN" "$KUBECTL_BIN" "$ETCD_BIN"
+  printf 'HELM_BIN=%q\nACTIONLINT_BIN=%q\n' "$HELM_BIN" "$ACTIONLINT_BIN"
 }
 
 if $check_only; then
@@ -109,6 +124,10 @@ if $check_only; then
     problem="kube-apiserver and kubectl $KUBERNETES_VERSION are not built in $BIN_DIR"
   elif [[ $(etcd_version) != "$ETCD_VERSION" ]]; then
     problem="etcd $ETCD_VERSION is not installed at $ETCD_BIN"
+  elif ! go_tool_installed "$HELM_BIN" "$HELM_MODULE@$HELM_VERSION"; then
+    problem="helm $HELM_VERSION is not installed at $HELM_BIN"
+  elif ! go_tool_installed "$ACTIONLINT_BIN" "$ACTIONLINT_MODULE@$ACTIONLINT_VERSION"; then
+    problem="actionlint $ACTIONLINT_VERSION is not installed at $ACTIONLINT_BIN"
   elif [[ ! -f $ENV_FILE || $(<"$ENV_FILE") != "$(env_file_content)" ]]; then
     problem="$ENV_FILE is missing or stale"
   fi
@@ -220,6 +239,24 @@ else
   echo "etcd: installed $have (Debian $deb_version) at $ETCD_BIN ($(elapsed "$start"))"
 fi
 
+# --- helm and actionlint (the chart's and the workflows' tests) -------------------------------
+go_tool_install() { # NAME BIN MODULE VERSION FIRST-TIME
+  local name=$1 bin=$2 module=$3 version=$4 first=$5 start
+  start=$(now_ms)
+  if go_tool_installed "$bin" "$module@$version"; then
+    echo "$name: found cached $version at $bin ($(elapsed "$start"))"
+    return
+  fi
+  command -v go >/dev/null || die "$name: 'go' not found; install Go (https://go.dev/dl/)"
+  echo "$name: installing $version with go install (a first install takes $first on 2 cores)..."
+  rm -f "$bin.version"
+  (cd "$CACHE_DIR" && GOBIN=$BIN_DIR GOWORK=off GOFLAGS='' CGO_ENABLED=0 go install "$module@$version")
+  echo "$module@$version" >"$bin.version"
+  echo "$name: installed $version at $bin ($(elapsed "$start"))"
+}
+go_tool_install helm "$HELM_BIN" "$HELM_MODULE" "$HELM_VERSION" "10-15 minutes"
+go_tool_install actionlint "$ACTIONLINT_BIN" "$ACTIONLINT_MODULE" "$ACTIONLINT_VERSION" "about 1.5 minutes"
+
 # --- paths for the test runner -------------------------------------------------------------
 tmp=$(mktemp "$CACHE_DIR/test-deps.env.XXXXXX")
 env_file_content >"$tmp"
@@ -229,4 +266,6 @@ echo "WADM_BIN=$WADM_BIN"
 echo "KUBE_APISERVER_BIN=$KUBE_APISERVER_BIN"
 echo "KUBECTL_BIN=$KUBECTL_BIN"
 echo "ETCD_BIN=$ETCD_BIN"
+echo "HELM_BIN=$HELM_BIN"
+echo "ACTIONLINT_BIN=$ACTIONLINT_BIN"
 echo "(written to $ENV_FILE)"

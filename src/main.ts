@@ -6,12 +6,14 @@ import { parseCommandLine, USAGE } from './cli/index.js';
 import { createService, type Service } from './service/build.js';
 import { loadConfig, type Config } from './service/config.js';
 import { createLogger } from './service/logger.js';
+import { VERSION } from './service/version.js';
 
 const NAME = 'wasmcloud-metacontroller';
 
 async function main(argv: string[]): Promise<void> {
   const invocation = parseCommandLine(argv);
   if (invocation.command === 'help') return void process.stdout.write(USAGE);
+  if (invocation.command === 'version') return void process.stdout.write(`${VERSION}\n`);
   const loaded = loadConfig(process.env);
   if (!loaded.ok) {
     // The service exits 1 (a bad Deployment); a CLI command 2 (a usage problem).
@@ -29,6 +31,7 @@ async function main(argv: string[]): Promise<void> {
 /** Runs the service until SIGTERM or SIGINT: readiness off, calls in flight finish, exit 0. */
 async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
+  logger.info({ version: VERSION, node: process.version }, `starting ${NAME} ${VERSION}`);
   let service: Service;
   try {
     service = createService(config, logger);

@@ -517,6 +517,7 @@ describe('the hardened install (examples/secure-install, manifests/components/se
   it('has Metacontroller send the bearer token and verify the server with the CA of the hook certificate, over HTTPS', () => {
     const certificate = only(objects(), 'Certificate', 'wasmcloud-metacontroller-tls');
     const service = only(objects(), 'Service', 'wasmcloud-metacontroller');
+    assert.deepEqual(service['spec'].ports.map((p: Obj) => [p['name'], p['port']]), [['http', 443]], 'one port, moved to 443');
     for (const [hook, path] of Object.entries(HOOK_PATHS)) {
       const webhook = cc()['spec'].hooks[hook].webhook;
       assert.equal(webhook.path, path);

@@ -25,10 +25,11 @@ options:
   -l, --lattice L              lattice (default: DEFAULT_LATTICE or default)
       --http-host H            convert --to v2: the Host header that routes incoming HTTP to the workload
       --allow-host H           convert --to v2: a host components may call over HTTP (repeatable; * for any)
+  -V, --version                print the version and exit
   -h, --help
 `;
 
-export type Invocation = { command: 'serve' } | { command: 'help' } | { command: 'run'; run: (config: Config) => Promise<Outcome> | Outcome };
+export type Invocation = { command: 'serve' } | { command: 'help' } | { command: 'version' } | { command: 'run'; run: (config: Config) => Promise<Outcome> | Outcome };
 
 const fail = (message: string): Invocation => ({ command: 'run', run: () => ({ stdout: '', stderr: message, code: 2 }) });
 
@@ -43,6 +44,7 @@ export function parseCommandLine(argv: string[]): Invocation {
         namespace: { type: 'string', short: 'n' },
         lattice: { type: 'string', short: 'l' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'V' },
         to: { type: 'string' },
         'http-host': { type: 'string' },
         'allow-host': { type: 'string', multiple: true },
@@ -55,6 +57,7 @@ export function parseCommandLine(argv: string[]): Invocation {
   const { positionals, values } = parsed;
   const [command = 'serve', ...args] = positionals;
   if (values.help) return { command: 'help' };
+  if (values.version) return { command: 'version' };
   const options = (config: Config) => ({ namespace: values.namespace ?? 'default', defaultLattice: config.defaultLattice });
   const one = (what: string, then: Invocation): Invocation => (args.length === 1 ? then : fail(`${command} takes exactly one ${what}\n${USAGE}`));
   switch (command) {

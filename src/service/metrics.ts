@@ -2,6 +2,7 @@
 // several servers side by side.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { Lru } from '../core/lru.js';
+import { VERSION } from './version.js';
 
 const PREFIX = 'wasmcloud_metacontroller_';
 
@@ -81,8 +82,17 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Always 1; the labels say which build runs, so a dashboard can show a rollout's versions. */
+  readonly buildInfo = new Gauge({
+    name: `${PREFIX}build_info`,
+    help: 'Version of wasmcloud-metacontroller and of Node.js this replica runs; always 1.',
+    labelNames: ['version', 'node'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+    this.buildInfo.set({ version: VERSION, node: process.version }, 1);
   }
 
   recordPhase(uid: string, lattice: string, phase: string | undefined): void {
