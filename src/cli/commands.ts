@@ -21,22 +21,6 @@ export interface Options {
 
 const checkParent = compile<Parent>(ParentSchema);
 
-/** Runs exactly the hook's validation on every WasmCloudApplication of the files. */
-export function validate(files: string[], options: Options): Outcome {
-  const lines: string[] = [];
-  let failed = false;
-  for (const doc of files.flatMap(readAll)) {
-    const checked = check(doc, options);
-    if (checked.ok) lines.push(`${doc.where}: ${checked.id}: valid, version ${renderManifest(checked.validation.app).version}`);
-    else {
-      failed = true;
-      lines.push(...checked.problems.map((problem) => `${doc.where}: ${checked.id}: ${problem}`));
-    }
-  }
-  if (lines.length === 0) return { stdout: '', stderr: 'no documents found\n', code: 1 };
-  return { stdout: lines.join('\n') + '\n', stderr: '', code: failed ? 1 : 0 };
-}
-
 /** Prints the exact manifest (JSON, as put) the hook would send to wadm, and its version. */
 export function render(file: string, options: Options): Outcome {
   const docs = readAll(file);
@@ -76,9 +60,13 @@ export function check(doc: Document, options: Options): Checked {
   const value = doc.value as { apiVersion?: unknown; kind?: unknown; metadata?: Record<string, unknown>; unreadable?: string } | null;
   if (typeof value?.unreadable === 'string') return { ok: false, id: 'file', problems: [`cannot read: ${value.unreadable}`] };
   const id = `${String(value?.kind ?? 'document')} ${String(value?.metadata?.['namespace'] ?? options.namespace)}/${String(value?.metadata?.['name'] ?? '?')}`;
-  if (value?.apiVersion !== API_VERSION || value?.kind !== KIND) {
-    return { ok: false, id, problems: [`not a ${KIND} (apiVersion ${API_VERSION}); for a wadm manifest use: wasmcloud-metacontroller convert FILE`] };
+  if (value?.kind === KIND && value.apiVersion !== API_VERSION) {
+    return { ok: false, id, problems: [`apiVersion ${JSON.stringify(value.apiVersion ?? null)} is not served: a ${KIND} has apiVersion ${API_VERSION}`] };
   }
+  if (value?.apiVersion === 'core.oam.dev/v1beta1' && value.kind === 'Application') {
+    return { ok: false, id, problems: [`a wadm manifest, not a ${KIND}; turn it into one with: wasmcloud-metacontroller convert FILE`] };
+  }
+  if (value?.apiVersion !== API_VERSION || value?.kind !== KIND) return { ok: false, id, problems: [`not a ${KIND} (apiVersion ${API_VERSION}, kind ${KIND})`] };
   const parent = { ...value, metadata: { namespace: options.namespace, ...value.metadata } };
   if (!checkParent(parent)) return { ok: false, id, problems: checkParent.problems(parent, '').map((p) => p.replace(/^\./, '')) };
   const validation = validateParent(parent, options.defaultLattice);

@@ -3,15 +3,18 @@
 // owns the process.
 import { parseArgs } from 'node:util';
 import type { Config } from '../service/config.js';
-import { convert, render, validate, type Outcome } from './commands.js';
+import { convert, render, type Outcome } from './commands.js';
+import { validate } from './validate.js';
 import { convertTo } from './convert-v2.js';
 import { status } from './status.js';
 
 export const USAGE = `usage: wasmcloud-metacontroller [command]
 
   serve                        run the hook service (the default); configured by environment variables
-  validate FILE...             run the hook's validation on WasmCloudApplication files (YAML, multi-document,
-                               or JSON; - for stdin); exit 1 on any error
+  validate FILE...             run the hook's validation on the WasmCloudApplications of the files (YAML,
+                               multi-document, or JSON; - for stdin, e.g. kubectl kustomize output); other
+                               kinds are skipped and counted; unknown trait types are warnings; exit 1 on
+                               any error
   render FILE                  print the exact wadm manifest (JSON) the hook would put, and its version
   convert FILE                 turn wadm (OAM) manifests into WasmCloudApplication resources
   convert FILE --to v2         turn WasmCloudApplications or wadm manifests into wasmCloud v2 WorkloadDeployments
@@ -24,6 +27,7 @@ options:
   -l, --lattice L              lattice (default: DEFAULT_LATTICE or default)
       --http-host H            convert --to v2: the Host header that routes incoming HTTP to the workload
       --allow-host H           convert --to v2: a host components may call over HTTP (repeatable; * for any)
+      --strict                 validate: unknown trait types are errors
   -h, --help
 `;
 
@@ -42,6 +46,7 @@ export function parseCommandLine(argv: string[]): Invocation {
         namespace: { type: 'string', short: 'n' },
         lattice: { type: 'string', short: 'l' },
         help: { type: 'boolean', short: 'h' },
+        strict: { type: 'boolean' },
         to: { type: 'string' },
         'http-host': { type: 'string' },
         'allow-host': { type: 'string', multiple: true },
@@ -59,7 +64,7 @@ export function parseCommandLine(argv: string[]): Invocation {
     case 'serve':
       return { command: 'serve' };
     case 'validate':
-      return args.length > 0 ? { command: 'run', run: (config) => validate(args, options(config)) } : fail(`validate needs at least one FILE\n${USAGE}`);
+      return args.length > 0 ? { command: 'run', run: (config) => validate(args, { ...options(config), strict: values.strict ?? false }) } : fail(`validate needs at least one FILE\n${USAGE}`);
     case 'render':
       return one('FILE', { command: 'run', run: (config) => render(args[0]!, options(config)) });
     case 'convert':
