@@ -7,6 +7,7 @@ import { convert, render, type Outcome } from './commands.js';
 import { validate } from './validate.js';
 import { convertTo } from './convert-v2.js';
 import { status } from './status.js';
+import { diff, list } from './lattice-views.js';
 
 export const USAGE = `usage: wasmcloud-metacontroller [command]
 
@@ -21,6 +22,9 @@ export const USAGE = `usage: wasmcloud-metacontroller [command]
                                (YAML on stdout) with a report of every loss on stderr; exit 0 when everything
                                mapped, 3 when something was approximated, dropped or needs input, 1 when invalid
   status NAME --lattice L      ask wadm over NATS (NATS_URL, NATS_*) and print the status the hook would write
+  diff FILE [--lattice L]      what applying the file would change in wadm: the rendered manifest against the
+                               deployed version's, as a unified diff; exit 0 when equal, 1 when different
+  list [--lattice L]           the lattice's models with their deployed version and owner (or unowned)
 
 options:
   -n, --namespace NS           namespace of resources without one (default: default)
@@ -75,6 +79,10 @@ export function parseCommandLine(argv: string[]): Invocation {
       return one('FILE', { command: 'run', run: (config) => convert(args[0]!, { ...options(config), namespaceGiven: values.namespace !== undefined }) });
     case 'status':
       return one('NAME', { command: 'run', run: (config) => status(args[0]!, values.lattice ?? config.defaultLattice, config) });
+    case 'diff':
+      return one('FILE', { command: 'run', run: (config) => diff(args[0]!, values.lattice, options(config), config) });
+    case 'list':
+      return args.length === 0 ? { command: 'run', run: (config) => list(values.lattice ?? config.defaultLattice, config) } : fail(`list takes no arguments\n${USAGE}`);
     default:
       return fail(`unknown command "${command}"\n${USAGE}`);
   }

@@ -8,6 +8,7 @@ import { Limiter } from './limiter.js';
 import { apiSubject, type ModelOperation } from './subjects.js';
 import {
   GetReplySchema,
+  ListReplySchema,
   ReplySchema,
   StatusReplySchema,
   VersionsReplySchema,
@@ -37,6 +38,7 @@ export type WriteOutcome = { kind: 'done' } | { kind: 'notfound' } | { kind: 're
 const checkReply = compile<Static<typeof ReplySchema>>(ReplySchema);
 const checkVersions = compile<Static<typeof VersionsReplySchema>>(VersionsReplySchema);
 const checkGet = compile<Static<typeof GetReplySchema>>(GetReplySchema);
+const checkList = compile<Static<typeof ListReplySchema>>(ListReplySchema);
 const checkStatus = compile<Static<typeof StatusReplySchema>>(StatusReplySchema);
 
 const STORAGE_ERROR = 'Internal storage error';
@@ -64,6 +66,21 @@ export class WadmClient {
     if (reply.result === 'error' && version !== undefined) return null;
     if (reply.result !== 'success' || !reply.manifest) throw badReply('get', reply);
     return reply.manifest.metadata.annotations ?? {};
+  }
+
+  /** The whole manifest of a version (the newest without `version`), or null when there is none. */
+  async manifest(lattice: string, name: string, version?: string): Promise<Record<string, unknown> | null> {
+    const reply = await this.call(lattice, 'get', name, version === undefined ? '' : JSON.stringify({ version }), checkGet);
+    if (reply.result === 'notfound' || (reply.result === 'error' && version !== undefined)) return null;
+    if (reply.result !== 'success' || !reply.manifest) throw badReply('get', reply);
+    return reply.manifest as Record<string, unknown>;
+  }
+
+  /** The lattice's models: name, newest version, deployed version (null when none is deployed). */
+  async list(lattice: string): Promise<{ name: string; version: string; deployed: string | null }[]> {
+    const reply = await this.call(lattice, 'get', undefined, '', checkList);
+    if (reply.result !== 'success') throw badReply('list', reply);
+    return (reply.models ?? []).map((m) => ({ name: m.name, version: m.version ?? '', deployed: m.deployed_version ?? null }));
   }
 
   async put(lattice: string, manifestJson: string): Promise<PutOutcome> {
