@@ -9,6 +9,7 @@ import { createLogger } from './service/logger.js';
 import { VERSION } from './service/version.js';
 
 const NAME = 'wasmcloud-metacontroller';
+const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> & Record<'SIGINT' | 'SIGTERM', number> = { SIGINT: 2, SIGTERM: 15 };
 
 async function main(argv: string[]): Promise<void> {
   const invocation = parseCommandLine(argv);
@@ -28,7 +29,10 @@ async function main(argv: string[]): Promise<void> {
   process.exitCode = outcome.code;
 }
 
-/** Runs the service until SIGTERM or SIGINT: readiness off, calls in flight finish, exit 0. */
+/**
+ * Runs the service until SIGTERM or SIGINT: readiness off, calls in flight finish, exit 0. A second
+ * signal during that drain exits at once (130 for SIGINT, 143 for SIGTERM).
+ */
 async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
   logger.info({ version: VERSION, node: process.version }, `starting ${NAME} ${VERSION}`);
@@ -41,8 +45,12 @@ async function serve(config: Config): Promise<void> {
     return void (process.exitCode = 1);
   }
   let stopping = false;
-  const stop = async (signal: string): Promise<void> => {
-    if (stopping) return;
+  const stop = async (signal: NodeJS.Signals): Promise<void> => {
+    if (stopping) {
+      // A second Ctrl-C means "now": skip the drain, exit like a shell does (128 + signal number).
+      logger.warn({ signal }, 'second signal: exiting at once');
+      process.exit(128 + (SIGNAL_NUMBERS[signal] ?? 0));
+    }
     stopping = true;
     logger.info({ signal, delayMs: config.shutdownDelayMs }, 'shutting down: readiness off, finishing hook calls in flight');
     await service.shutdown(config.shutdownDelayMs);

@@ -13,7 +13,7 @@ import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { fixtureResource } from './support/resources.js';
 import { startService, type RunningService } from './support/service.js';
 import { FakeMetacontroller, condition } from './support/metacontroller.js';
-import { validate } from '../src/cli/commands.js';
+import { validate } from '../src/cli/validate.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const dir = mkdtempSync(join(tmpdir(), 'cli-'));
@@ -69,9 +69,48 @@ describe('validate', () => {
     const { code, stdout } = cli(['validate', fixturePath('hello.yaml'), join(dir, 'missing.yaml'), file('broken.yaml', 'a: [')]);
     assert.equal(code, 1);
     const lines = stdout.trim().split('\n');
-    assert.match(lines[0]!, /hello\.yaml: Application default\/hello-world: not a WasmCloudApplication .* use: wasmcloud-metacontroller convert FILE/);
+    assert.match(lines[0]!, /hello\.yaml: Application default\/hello-world: a wadm manifest, not a WasmCloudApplication; turn it into one with: wasmcloud-metacontroller convert FILE/);
     assert.match(lines[1]!, /missing\.yaml: file: cannot read: ENOENT/);
     assert.match(lines[2]!, /broken\.yaml: file: cannot read: unexpected end of the stream/);
+  });
+
+  it('checks the applications of a kustomize stream on stdin and skips other kinds with a count', () => {
+    const other = (kind: string, name: string) => ({ apiVersion: 'v1', kind, metadata: { name } });
+    const docs = [other('Namespace', 'apps'), fixtureResource('hello.yaml'), other('ConfigMap', 'c'), { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' } }];
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'validate', '-'], { cwd: ROOT, encoding: 'utf8', input: docs.map((d) => yaml.dump(d)).join('---\n') });
+    assert.equal(run.status, 0, run.stdout + run.stderr);
+    assert.deepEqual(run.stdout.trim().split('\n'), ['-[1]: WasmCloudApplication default/hello-world: valid, version sha-72ddc1eef3fe1252', 'skipped 3 documents of other kinds']);
+    assert.doesNotMatch(run.stdout, /convert/);
+  });
+
+  it('says which apiVersion a WasmCloudApplication needs, and fails a stream without any', () => {
+    const wrong = { ...fixtureResource('hello.yaml'), apiVersion: 'core.wasmcloud.com/v1' };
+    const { code, stdout } = cli(['validate', file('wrong-version.yaml', wrong)]);
+    assert.equal(code, 1);
+    assert.match(stdout, /WasmCloudApplication default\/hello-world: apiVersion "core\.wasmcloud\.com\/v1" is not served: a WasmCloudApplication has apiVersion core\.wasmcloud\.com\/v1beta1\n$/);
+    const none = cli(['validate', file('no-apps.yaml', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } })]);
+    assert.equal(none.code, 1);
+    assert.equal(none.stdout, 'skipped 1 document of other kinds\n');
+    assert.equal(none.stderr, 'no WasmCloudApplication found\n');
+  });
+
+  it('warns of an unknown trait type with the nearest known one, and fails on it with --strict', () => {
+    const typo = fixtureResource('hello.yaml');
+    const traits = (typo.spec['components'] as { traits: { type: string }[] }[])[0]!.traits;
+    traits[0]!.type = 'spredscaler';
+    traits.push({ type: 'example.com/autoscaler', properties: {} } as { type: string });
+    const path = file('typo.yaml', typo);
+    const warned = cli(['validate', path]);
+    assert.equal(warned.code, 0, warned.stdout);
+    assert.deepEqual(warned.stdout.trim().split('\n'), [
+      `${path}: WasmCloudApplication default/hello-world: warning: spec.components[0].traits[0].type: unknown trait type "spredscaler", which wadm ignores; did you mean "spreadscaler"?`,
+      `${path}: WasmCloudApplication default/hello-world: warning: spec.components[0].traits[${traits.length - 1}].type: unknown trait type "example.com/autoscaler", which wadm ignores`,
+      `${path}: WasmCloudApplication default/hello-world: valid, version ${/version (\S+)/.exec(warned.stdout)![1]}`,
+    ]);
+    const strict = cli(['validate', '--strict', path]);
+    assert.equal(strict.code, 1);
+    assert.match(strict.stdout, /: WasmCloudApplication default\/hello-world: spec\.components\[0\]\.traits\[0\]\.type: unknown trait type "spredscaler"/);
+    assert.doesNotMatch(strict.stdout, /valid, version/);
   });
 
   it('reads standard input with -', () => {

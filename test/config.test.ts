@@ -114,6 +114,20 @@ for (const [entry, argv] of Object.entries(ENTRIES)) {
       assert.equal(await proc.exited, 0);
       assert.match(proc.output().stdout, /cannot connect to NATS; retrying/);
     });
+
+    it('exits at once with 130 on a second SIGINT while the first one drains', async (t) => {
+      const port = await freePort();
+      // A drain that would outlast the test: only the second signal can end the process.
+      const proc = start({ PORT: String(port), HOST: '127.0.0.1', NATS_URL: 'nats://127.0.0.1:1', SHUTDOWN_DELAY_MS: '60000' });
+      t.after(() => proc.child.kill('SIGKILL'));
+      await until(() => proc.output().stdout.includes('Server listening'));
+      proc.child.kill('SIGINT');
+      await until(() => proc.output().stdout.includes('shutting down'));
+      assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 503, 'readiness is off during the drain');
+      proc.child.kill('SIGINT');
+      assert.equal(await proc.exited, 130);
+      assert.match(proc.output().stdout, /second signal: exiting at once/);
+    });
   });
 }
 

@@ -1,6 +1,7 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
+import type { InjectOptions } from 'fastify';
 import { createHooks, type Lattice } from '../src/http/hooks.js';
 import { createLogger } from '../src/service/logger.js';
 import { Metrics } from '../src/service/metrics.js';
@@ -9,7 +10,7 @@ import { defaultOnly } from '../src/core/tenancy.js';
 import { MemoryLattice } from './support/memory-lattice.js';
 import { fixtureResource, hello, hookRequest } from './support/resources.js';
 
-function build(t: TestContext, options: { lattice?: Lattice; ready?: boolean; bodyLimit?: number; maxConcurrentHooks?: number } = {}) {
+function build(t: TestContext, options: { lattice?: Lattice; ready?: boolean; bodyLimit?: number; maxConcurrentHooks?: number; now?: () => number; authorize?: (header: string | undefined) => boolean } = {}) {
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -27,9 +28,11 @@ function build(t: TestContext, options: { lattice?: Lattice; ready?: boolean; bo
     isReady: () => options.ready ?? true,
     bodyLimit: options.bodyLimit ?? 16 * 1024 * 1024,
     maxConcurrentHooks: options.maxConcurrentHooks ?? 64,
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.authorize ? { authorize: options.authorize } : {}),
   });
   t.after(() => app.close());
-  return { app, lattice, lines };
+  return { app, lattice, lines, metrics };
 }
 
 describe('POST /sync', () => {
@@ -174,5 +177,92 @@ describe('probes and metrics', () => {
     const res = await app.inject('/metrics');
     assert.match(String(res.headers['content-type']), /text\/plain/);
     assert.match(res.body, /wasmcloud_metacontroller_hook_requests_total\{hook="sync",code="200"\} 1/);
+  });
+});
+
+describe('rejected calls', () => {
+  const count = async (metrics: Metrics, hook: string, code: string) =>
+    (await metrics.hookRequests.get()).values.find((v) => v.labels.hook === hook && v.labels.code === code)?.value ?? 0;
+  const json = { 'content-type': 'application/json' };
+
+  it('all answer {error, message} with our own names, never a framework code', async (t) => {
+    const { app } = build(t, { bodyLimit: 1024, authorize: (h) => h !== 'Bearer wrong' });
+    const cases: [number, string, InjectOptions][] = [
+      [400, 'MalformedJSON', { method: 'POST', url: '/sync', headers: json, payload: '{"parent":' }],
+      [400, 'MalformedJSON', { method: 'POST', url: '/sync', headers: json, payload: '' }],
+      [400, 'BadRequest', { method: 'POST', url: '/sync', headers: json, payload: '{}' }],
+      [401, 'Unauthorized', { method: 'POST', url: '/sync', headers: { ...json, authorization: 'Bearer wrong' }, payload: '{}' }],
+      [404, 'NotFound', { method: 'GET', url: '/nothing-here' }],
+      [405, 'MethodNotAllowed', { method: 'GET', url: '/sync' }],
+      [405, 'MethodNotAllowed', { method: 'PUT', url: '/finalize?x=1', headers: json, payload: '{}' }],
+      [413, 'PayloadTooLarge', { method: 'POST', url: '/sync', headers: json, payload: JSON.stringify({ x: 'y'.repeat(2048) }) }],
+      [415, 'UnsupportedMediaType', { method: 'POST', url: '/finalize', headers: { 'content-type': 'text/plain' }, payload: 'hello' }],
+    ];
+    for (const [status, error, request] of cases) {
+      const res = await app.inject(request);
+      const what = `${String(request.method)} ${String(request.url)}`;
+      assert.equal(res.statusCode, status, what);
+      assert.deepEqual(Object.keys(res.json()), ['error', 'message'], what);
+      assert.equal(res.json().error, error, what);
+      assert.doesNotMatch(res.body, /FST_/, what);
+    }
+  });
+
+  it('answers a wrong method on a hook path with 405 and Allow: POST', async (t) => {
+    const { app } = build(t);
+    for (const url of ['/sync', '/finalize']) {
+      const res = await app.inject({ method: 'GET', url });
+      assert.equal(res.statusCode, 405);
+      assert.equal(res.headers['allow'], 'POST');
+    }
+  });
+
+  it('answers 503 in the one shape while the server closes', async (t) => {
+    const { app } = build(t);
+    await app.ready();
+    const closed = app.close();
+    const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(fixtureResource('hello.yaml')) });
+    await closed;
+    assert.equal(res.statusCode, 503);
+    assert.deepEqual(res.json(), { error: 'ServiceUnavailable', message: 'the service is shutting down; retry' });
+  });
+
+  it('are counted by hook and code, and logged at warn without the body or the token', async (t) => {
+    const { app, metrics, lines } = build(t, { bodyLimit: 1024, authorize: (h) => h === 'Bearer right' });
+    const auth = { ...json, authorization: 'Bearer right' };
+    await app.inject({ method: 'POST', url: '/sync', headers: { ...json, authorization: 'Bearer s3cret-token' }, payload: '{}' });
+    await app.inject({ method: 'POST', url: '/sync', headers: auth, payload: '{"secret-body":' });
+    await app.inject({ method: 'POST', url: '/finalize', headers: auth, payload: JSON.stringify({ x: 'secret-body'.repeat(200) }) });
+    await app.inject({ method: 'POST', url: '/finalize', headers: { authorization: 'Bearer right', 'content-type': 'text/plain' }, payload: 'secret-body' });
+    await app.inject({ method: 'GET', url: '/finalize', headers: auth });
+    assert.equal(await count(metrics, 'sync', '401'), 1);
+    assert.equal(await count(metrics, 'sync', '400'), 1);
+    assert.equal(await count(metrics, 'finalize', '413'), 1);
+    assert.equal(await count(metrics, 'finalize', '415'), 1);
+    assert.equal(await count(metrics, 'finalize', '405'), 1);
+    const warnings = lines.filter((l) => l['msg'] === 'hook call rejected');
+    assert.deepEqual(warnings.map((l) => [l['level'], l['hook'], l['code'], l['error']]), [
+      [40, 'sync', 401, 'Unauthorized'],
+      [40, 'sync', 400, 'MalformedJSON'],
+      [40, 'finalize', 413, 'PayloadTooLarge'],
+      [40, 'finalize', 415, 'UnsupportedMediaType'],
+      [40, 'finalize', 405, 'MethodNotAllowed'],
+    ]);
+    assert.doesNotMatch(JSON.stringify(lines), /s3cret-token|secret-body/);
+  });
+
+  it('log at most one line per code per 10 s, then say how many were not logged', async (t) => {
+    let clock = 1_000_000;
+    const { app, metrics, lines } = build(t, { now: () => clock });
+    const malformed = () => app.inject({ method: 'POST', url: '/sync', headers: json, payload: '{' });
+    for (let i = 0; i < 5; i++) await malformed();
+    await app.inject({ method: 'GET', url: '/sync' });
+    clock += 9_999;
+    await malformed();
+    clock += 1;
+    await malformed();
+    const warnings = lines.filter((l) => l['msg'] === 'hook call rejected').map((l) => [l['code'], l['suppressed']]);
+    assert.deepEqual(warnings, [[400, undefined], [405, undefined], [400, 5]]);
+    assert.equal(await count(metrics, 'sync', '400'), 7, 'every rejection is counted, logged or not');
   });
 });

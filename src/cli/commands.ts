@@ -4,7 +4,6 @@ import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
 import { API_VERSION, convertManifest, KIND } from '../core/convert.js';
 import { renderManifest } from '../core/manifest.js';
-import { manifestTooLarge, putBytes } from '../core/reasons.js';
 import { ParentSchema, type Parent } from '../schema/hook.js';
 import { compile } from '../schema/validator.js';
 import { validateParent, type Validation } from '../core/validate.js';
@@ -20,35 +19,7 @@ export interface Options {
   defaultLattice: string;
 }
 
-/** NATS's default max_payload: what `validate` checks manifests against unless told otherwise. */
-export const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
-
 const checkParent = compile<Parent>(ParentSchema);
-
-/**
- * Runs exactly the hook's validation on every WasmCloudApplication of the files, and the hook's
- * size check against the NATS server's max_payload (NATS's default unless given).
- */
-export function validate(files: string[], options: Options & { maxPayloadBytes?: number }): Outcome {
-  const lines: string[] = [];
-  let failed = false;
-  const maxPayload = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD;
-  for (const doc of files.flatMap(readAll)) {
-    const checked = check(doc, options);
-    const rendered = checked.ok ? renderManifest(checked.validation.app) : undefined;
-    const manifest = rendered && { version: rendered.version, bytes: Buffer.byteLength(rendered.body) };
-    if (manifest && putBytes(manifest) > maxPayload) {
-      failed = true;
-      lines.push(`${doc.where}: ${checked.id}: ManifestTooLarge: ${manifestTooLarge(manifest, maxPayload).message}`);
-    } else if (manifest) lines.push(`${doc.where}: ${checked.id}: valid, version ${manifest.version}`);
-    else if (!checked.ok) {
-      failed = true;
-      lines.push(...checked.problems.map((problem) => `${doc.where}: ${checked.id}: ${problem}`));
-    }
-  }
-  if (lines.length === 0) return { stdout: '', stderr: 'no documents found\n', code: 1 };
-  return { stdout: lines.join('\n') + '\n', stderr: '', code: failed ? 1 : 0 };
-}
 
 /** Prints the exact manifest (JSON, as put) the hook would send to wadm, and its version. */
 export function render(file: string, options: Options): Outcome {
@@ -89,9 +60,13 @@ export function check(doc: Document, options: Options): Checked {
   const value = doc.value as { apiVersion?: unknown; kind?: unknown; metadata?: Record<string, unknown>; unreadable?: string } | null;
   if (typeof value?.unreadable === 'string') return { ok: false, id: 'file', problems: [`cannot read: ${value.unreadable}`] };
   const id = `${String(value?.kind ?? 'document')} ${String(value?.metadata?.['namespace'] ?? options.namespace)}/${String(value?.metadata?.['name'] ?? '?')}`;
-  if (value?.apiVersion !== API_VERSION || value?.kind !== KIND) {
-    return { ok: false, id, problems: [`not a ${KIND} (apiVersion ${API_VERSION}); for a wadm manifest use: wasmcloud-metacontroller convert FILE`] };
+  if (value?.kind === KIND && value.apiVersion !== API_VERSION) {
+    return { ok: false, id, problems: [`apiVersion ${JSON.stringify(value.apiVersion ?? null)} is not served: a ${KIND} has apiVersion ${API_VERSION}`] };
   }
+  if (value?.apiVersion === 'core.oam.dev/v1beta1' && value.kind === 'Application') {
+    return { ok: false, id, problems: [`a wadm manifest, not a ${KIND}; turn it into one with: wasmcloud-metacontroller convert FILE`] };
+  }
+  if (value?.apiVersion !== API_VERSION || value?.kind !== KIND) return { ok: false, id, problems: [`not a ${KIND} (apiVersion ${API_VERSION}, kind ${KIND})`] };
   const parent = { ...value, metadata: { namespace: options.namespace, ...value.metadata } };
   if (!checkParent(parent)) return { ok: false, id, problems: checkParent.problems(parent, '').map((p) => p.replace(/^\./, '')) };
   const validation = validateParent(parent, options.defaultLattice);

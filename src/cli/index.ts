@@ -3,22 +3,29 @@
 // owns the process.
 import { parseArgs } from 'node:util';
 import type { Config } from '../service/config.js';
-import { convert, render, validate, type Outcome } from './commands.js';
+import { convert, render, type Outcome } from './commands.js';
+import { validate } from './validate.js';
 import { convertTo } from './convert-v2.js';
 import { status } from './status.js';
+import { diff, list } from './lattice-views.js';
 
 export const USAGE = `usage: wasmcloud-metacontroller [command]
 
   serve                        run the hook service (the default); configured by environment variables
-  validate FILE...             run the hook's validation on WasmCloudApplication files (YAML, multi-document,
-                               or JSON; - for stdin); exit 1 on any error, including a rendered manifest
-                               larger than --max-payload BYTES (default 1048576, NATS's default max_payload)
+  validate FILE...             run the hook's validation on the WasmCloudApplications of the files (YAML,
+                               multi-document, or JSON; - for stdin, e.g. kubectl kustomize output); other
+                               kinds are skipped and counted; unknown trait types are warnings; exit 1 on
+                               any error, including a rendered manifest larger than --max-payload BYTES
+                               (default 1048576, NATS's default max_payload)
   render FILE                  print the exact wadm manifest (JSON) the hook would put, and its version
   convert FILE                 turn wadm (OAM) manifests into WasmCloudApplication resources
   convert FILE --to v2         turn WasmCloudApplications or wadm manifests into wasmCloud v2 WorkloadDeployments
                                (YAML on stdout) with a report of every loss on stderr; exit 0 when everything
                                mapped, 3 when something was approximated, dropped or needs input, 1 when invalid
   status NAME --lattice L      ask wadm over NATS (NATS_URL, NATS_*) and print the status the hook would write
+  diff FILE [--lattice L]      what applying the file would change in wadm: the rendered manifest against the
+                               deployed version's, as a unified diff; exit 0 when equal, 1 when different
+  list [--lattice L]           the lattice's models with their deployed version and owner (or unowned)
 
 options:
   -n, --namespace NS           namespace of resources without one (default: default)
@@ -26,6 +33,7 @@ options:
       --http-host H            convert --to v2: the Host header that routes incoming HTTP to the workload
       --allow-host H           convert --to v2: a host components may call over HTTP (repeatable; * for any)
   -V, --version                print the version and exit
+      --strict                 validate: unknown trait types are errors
   -h, --help
 `;
 
@@ -45,6 +53,7 @@ export function parseCommandLine(argv: string[]): Invocation {
         lattice: { type: 'string', short: 'l' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'V' },
+        strict: { type: 'boolean' },
         to: { type: 'string' },
         'http-host': { type: 'string' },
         'allow-host': { type: 'string', multiple: true },
@@ -68,7 +77,7 @@ export function parseCommandLine(argv: string[]): Invocation {
       if (maxPayload !== undefined && !/^[1-9]\d*$/.test(maxPayload)) return fail(`--max-payload must be a number of bytes, got "${maxPayload}"\n${USAGE}`);
       if (args.length === 0) return fail(`validate needs at least one FILE\n${USAGE}`);
       const maxPayloadBytes = maxPayload === undefined ? undefined : Number(maxPayload);
-      return { command: 'run', run: (config) => validate(args, { ...options(config), ...(maxPayloadBytes ? { maxPayloadBytes } : {}) }) };
+      return { command: 'run', run: (config) => validate(args, { ...options(config), strict: values.strict ?? false, ...(maxPayloadBytes ? { maxPayloadBytes } : {}) }) };
     }
     case 'render':
       return one('FILE', { command: 'run', run: (config) => render(args[0]!, options(config)) });
@@ -80,6 +89,10 @@ export function parseCommandLine(argv: string[]): Invocation {
       return one('FILE', { command: 'run', run: (config) => convert(args[0]!, { ...options(config), namespaceGiven: values.namespace !== undefined }) });
     case 'status':
       return one('NAME', { command: 'run', run: (config) => status(args[0]!, values.lattice ?? config.defaultLattice, config) });
+    case 'diff':
+      return one('FILE', { command: 'run', run: (config) => diff(args[0]!, values.lattice, options(config), config) });
+    case 'list':
+      return args.length === 0 ? { command: 'run', run: (config) => list(values.lattice ?? config.defaultLattice, config) } : fail(`list takes no arguments\n${USAGE}`);
     default:
       return fail(`unknown command "${command}"\n${USAGE}`);
   }

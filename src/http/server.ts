@@ -7,6 +7,7 @@ import type { HookName, Hooks } from './hooks.js';
 import type { Metrics } from '../service/metrics.js';
 import { HookRequestSchema, type HookRequest } from '../schema/hook.js';
 import { compile } from '../schema/validator.js';
+import { describeFrameworkError, errorBody, rejectionRecorder } from './rejections.js';
 
 export interface ServerDeps {
   hooks: Hooks;
@@ -22,6 +23,8 @@ export interface ServerDeps {
   authorize?: Authorize;
   /** Serve HTTPS with this key and certificate (PEM). */
   https?: { key: string; cert: string };
+  /** The clock that paces the rejection log lines (tests inject one). */
+  now?: () => number;
 }
 
 export const HOOK_PATHS: Record<HookName, string> = { sync: '/sync', finalize: '/finalize' };
@@ -39,13 +42,31 @@ export function buildServer(deps: ServerDeps) {
     // makes them plain own properties, and no code of ours merges user objects into others.
     onProtoPoisoning: 'ignore',
     onConstructorPoisoning: 'ignore',
-    return503OnClosing: true,
+    // Fastify's own 503 has its own shape; ours comes from the closing check below.
+    return503OnClosing: false,
   });
 
-  const gate = hookGate(deps);
+  // Hook calls are JSON; a text body is a misconfigured caller (415), not a malformed request.
+  app.removeContentTypeParser('text/plain');
+  const reject = rejectionRecorder(deps.metrics, deps.logger, deps.now ?? Date.now);
+  const refuse = (request: FastifyRequest, reply: FastifyReply, status: number, message: string) => {
+    const body = errorBody(status, message);
+    const hook = hookAt(request.url);
+    if (hook) reject(hook, status, body.error, request.ip);
+    return reply.code(status).send(body);
+  };
+
+  let closing = false;
+  app.addHook('preClose', async () => void (closing = true));
+  app.addHook('onRequest', async (request, reply) => {
+    // Requests on kept-alive connections still arrive while the server closes.
+    if (closing) return refuse(request, reply.header('connection', 'close'), 503, 'the service is shutting down; retry');
+  });
+
+  const gate = hookGate(deps, refuse);
   for (const hook of ['sync', 'finalize'] as const) {
     app.post(HOOK_PATHS[hook], { onRequest: gate.admit, onResponse: gate.release, onRequestAbort: gate.release }, (request, reply) =>
-      handleHook(deps, hook, request, reply),
+      handleHook(deps, hook, request, reply, refuse),
     );
   }
   app.get('/healthz', async () => ({ status: 'ok' }));
@@ -58,35 +79,48 @@ export function buildServer(deps: ServerDeps) {
     return deps.metrics.registry.metrics();
   });
 
+  app.setNotFoundHandler((request, reply) => {
+    // A hook path exists for POST only: say so, so that a misconfigured caller learns why.
+    if (hookAt(request.url)) return refuse(request, reply.header('allow', 'POST'), 405, `${request.method} is not allowed on ${request.url.split('?')[0]}; use POST`);
+    return reply.code(404).send(errorBody(404, `no route ${request.method} ${request.url.split('?')[0]}`));
+  });
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
-    const status = error.statusCode ?? 500;
+    const { status, body } = describeFrameworkError(error, deps.bodyLimit);
     if (status >= 500) {
-      // A bug: log it with its stack, tell the caller nothing it could misuse.
+      // A bug: log it with its stack, tell the caller nothing it could misuse (handleHook counted it).
       request.log.error({ err: error }, 'unhandled error');
-      return reply.code(500).send({ error: 'InternalError', message: 'internal error; see the service log' });
+      return reply.code(500).send(body);
     }
-    return reply.code(status).send({ error: error.code ?? 'BadRequest', message: error.message });
+    const hook = hookAt(request.url);
+    if (hook) reject(hook, status, body.error, request.ip);
+    return reply.code(status).send(body);
   });
   return app;
+}
+
+type Refuse = (request: FastifyRequest, reply: FastifyReply, status: number, message: string) => FastifyReply;
+
+/** The hook a URL names (query strings aside), or undefined for every other path. */
+function hookAt(url: string): HookName | undefined {
+  const path = url.split('?')[0];
+  return (Object.keys(HOOK_PATHS) as HookName[]).find((hook) => HOOK_PATHS[hook] === path);
 }
 
 /**
  * Runs before the body is read, so that an unauthenticated or surplus caller costs no parsing
  * of a 16 MiB body. Probes and /metrics stay open for the kubelet and Prometheus.
  */
-function hookGate(deps: ServerDeps) {
+function hookGate(deps: ServerDeps, refuse: Refuse) {
   let inFlight = 0;
   const admitted = new WeakSet<FastifyRequest>();
   return {
     async admit(request: FastifyRequest, reply: FastifyReply) {
       if (deps.authorize && !deps.authorize(request.headers.authorization)) {
-        deps.metrics.hookRequests.inc({ hook: hookOf(request), code: '401' });
-        return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'Unauthorized', message: 'missing or wrong bearer token' });
+        return refuse(request, reply.header('www-authenticate', 'Bearer'), 401, 'missing or wrong bearer token');
       }
       if (inFlight >= deps.maxConcurrentHooks) {
-        deps.metrics.hookRequests.inc({ hook: hookOf(request), code: '429' });
         // Metacontroller requeues after Retry-After; without it, it retries at once (a hot loop).
-        return reply.code(429).header('retry-after', '1').send({ error: 'TooManyRequests', message: 'too many hook calls in flight; retry' });
+        return refuse(request, reply.header('retry-after', '1'), 429, 'too many hook calls in flight; retry');
       }
       inFlight++;
       admitted.add(request);
@@ -97,18 +131,13 @@ function hookGate(deps: ServerDeps) {
   };
 }
 
-function hookOf(request: FastifyRequest): HookName {
-  return request.url.startsWith(HOOK_PATHS.finalize) ? 'finalize' : 'sync';
-}
-
-async function handleHook(deps: ServerDeps, hook: HookName, request: FastifyRequest, reply: FastifyReply) {
+async function handleHook(deps: ServerDeps, hook: HookName, request: FastifyRequest, reply: FastifyReply, refuse: Refuse) {
   const stop = deps.metrics.hookDuration.startTimer({ hook });
   try {
     const body = request.body;
     if (!checkHookRequest(body)) {
       const problems = checkHookRequest.problems(body, 'body', 3);
-      deps.metrics.hookRequests.inc({ hook, code: '400' });
-      return await reply.code(400).send({ error: 'BadRequest', message: `not a Metacontroller hook request: ${problems.join('; ')}` });
+      return await refuse(request, reply, 400, `not a Metacontroller hook request: ${problems.join('; ')}`);
     }
     // request.log is a child of our pino root (loggerInstance), typed by Fastify more loosely.
     const { json: response, etag } = await deps.hooks.answer(hook, body, request.log as Logger);

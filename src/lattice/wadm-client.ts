@@ -81,6 +81,21 @@ export class WadmClient {
     return reply.models?.length ?? 0;
   }
 
+  /** The whole manifest of a version (the newest without `version`), or null when there is none. */
+  async manifest(lattice: string, name: string, version?: string): Promise<Record<string, unknown> | null> {
+    const reply = await this.call(lattice, 'get', name, version === undefined ? '' : JSON.stringify({ version }), checkGet);
+    if (reply.result === 'notfound' || (reply.result === 'error' && version !== undefined)) return null;
+    if (reply.result !== 'success' || !reply.manifest) throw badReply('get', reply);
+    return reply.manifest as Record<string, unknown>;
+  }
+
+  /** The lattice's models: name, newest version, deployed version (null when none is deployed). */
+  async list(lattice: string): Promise<{ name: string; version: string; deployed: string | null }[]> {
+    const reply = await this.call(lattice, 'get', undefined, '', checkList);
+    if (reply.result !== 'success') throw badReply('list', reply);
+    return (reply.models ?? []).map((m) => ({ name: m.name, version: m.version ?? '', deployed: m.deployed_version ?? null }));
+  }
+
   async put(lattice: string, manifestJson: string): Promise<PutOutcome> {
     const reply = await this.call(lattice, 'put', undefined, manifestJson, checkReply, 'application/json');
     if (reply.result === 'created' || reply.result === 'newversion') return { kind: 'created' };

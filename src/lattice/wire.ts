@@ -47,11 +47,13 @@ export const GetReplySchema = Type.Object({
   ),
 });
 
-/** model.get without a name: the lattice's applications (only their number is read). */
+/** `model.get` without a name: the lattice's models (wadm 0.21's list; `model.list` is deprecated). */
 export const ListReplySchema = Type.Object({
   result: Type.String(),
   message: Type.Optional(Type.String()),
-  models: Type.Optional(Type.Array(Type.Unknown())),
+  models: Type.Optional(
+    Type.Array(Type.Object({ name: Type.String(), version: Type.Optional(Type.String()), deployed_version: Type.Optional(Type.Union([Type.String(), Type.Null()])) })),
+  ),
 });
 
 export const StatusReplySchema = Type.Object({
