@@ -10,7 +10,6 @@
 // never the megabytes themselves, so that reports stay readable.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import fc from 'fast-check';
@@ -32,6 +31,7 @@ import { applicationOf } from '../src/core/application.js';
 import { defaultOnly, fromPolicy, type Tenancy } from '../src/core/tenancy.js';
 import { MemoryLattice } from './support/memory-lattice.js';
 import { hello, hookRequest, type Resource } from './support/resources.js';
+import { jsonLogSink } from './support/logs.js';
 
 const SEED = Number(process.env['FUZZ_SEED'] ?? 20261130);
 const FACTOR = Number(process.env['FUZZ_RUNS_FACTOR'] ?? 1);
@@ -652,15 +652,9 @@ after(async () => {
 
 function harness(tenancy: Tenancy, options: { bodyLimit?: number; now?: () => number } = {}): Harness {
   const errors: string[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      const text = String(chunk);
-      if (text.includes('"unhandled error"') && errors.length < 5) {
-        const line = JSON.parse(text.split('\n').find((l) => l.includes('"unhandled error"'))!) as { err?: { message?: string; stack?: string } };
-        errors.push(`${line.err?.message}\n${(line.err?.stack ?? '').split('\n').slice(0, 6).join('\n')}`);
-      }
-      done();
-    },
+  const { sink } = jsonLogSink((line) => {
+    const err = line['err'] as { message?: string; stack?: string } | undefined;
+    if (line['msg'] === 'unhandled error' && errors.length < 5) errors.push(`${err?.message}\n${(err?.stack ?? '').split('\n').slice(0, 6).join('\n')}`);
   });
   const holder: { current: Lattice } = { current: new MemoryLattice() };
   const lattice: Lattice = { perform: (l, n, a) => holder.current.perform(l, n, a) };
