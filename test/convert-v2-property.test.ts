@@ -1,6 +1,6 @@
 // Property: whatever valid WasmCloudApplication goes in, `convert --to v2` writes resources that pass
 // our v2 schemas and the operator's hostInterfaces rules, reports every component, and is pure
-// (same output twice, input untouched). Fixed seed, as in test/fuzz.test.ts: FUZZ_SEED=<n> and
+// (same output twice, input untouched). Fixed seed, as in test/fuzz/: FUZZ_SEED=<n> and
 // FUZZ_RUNS_FACTOR=<x> change it; a failure prints fast-check's shrunk counterexample.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { startLattice, type SimulatedLattice } from './support/host-sim.js';
 import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
-import { hello, type Resource } from './support/resources.js';
+import { app } from './support/app.js';
+import { hello } from './support/resources.js';
 import { startService, type RunningService } from './support/service.js';
 import { startWadm, type WadmProcess } from './support/wadm.js';
 
@@ -42,10 +43,6 @@ function metacontroller(): FakeMetacontroller {
   });
 }
 
-function inLattice(resource: Resource, id: string): Resource {
-  return { ...resource, spec: { ...resource.spec, lattice: id } };
-}
-
 /** Metacontroller resyncs on resyncAfterSeconds; here we poll every 100 ms instead of waiting. */
 function until(mc: FakeMetacontroller, predicate: (obj: K8sObject) => boolean, timeoutMs = 15_000) {
   return mc.waitFor('default', 'hello-world', (obj) => obj !== undefined && predicate(obj), { timeoutMs, intervalMs: 100 });
@@ -57,7 +54,7 @@ describe('with simulated wasmCloud hosts', () => {
   it('reaches Ready=True with every scaler deployed, then settles', async (t) => {
     const sim = await lattice(t, 'hosts-ready');
     const mc = metacontroller();
-    mc.apply(inLattice(hello(), 'hosts-ready') as never);
+    mc.apply(app().inLattice('hosts-ready').build() as never);
     const { object } = await until(mc, (obj) => condition(obj, 'Ready')?.status === 'True');
     const status = object!.status as { phase: string; version: string; deployedVersion: string; scalers: { kind: string; status: string }[] };
     assert.equal(status.phase, 'Deployed');
@@ -77,7 +74,7 @@ describe('with simulated wasmCloud hosts', () => {
       ...c,
       traits: (c.traits ?? []).map((tr) => (tr.type === 'spreadscaler' ? { ...tr, properties: { instances: 1, spread: [{ name: 'picky', requirements: { zone: 'moon' } }] } } : tr)),
     }));
-    mc.apply(inLattice({ ...picky, spec: { ...picky.spec, components } }, 'hosts-picky') as never);
+    mc.apply(app().with({ components }).inLattice('hosts-picky').build() as never);
     const { object } = await until(mc, (obj) => condition(obj, 'Stalled')?.status === 'True');
     assert.equal(phase(object!), 'Failed');
     const stalled = condition(object!, 'Stalled')!;
@@ -89,7 +86,7 @@ describe('with simulated wasmCloud hosts', () => {
   it('turns Ready back to False when the only host leaves, and Ready again when a host comes', async (t) => {
     const sim = await lattice(t, 'hosts-leaving');
     const mc = metacontroller();
-    mc.apply(inLattice(hello(), 'hosts-leaving') as never);
+    mc.apply(app().inLattice('hosts-leaving').build() as never);
     await until(mc, (obj) => condition(obj, 'Ready')?.status === 'True');
     await sim.stopHost(sim.hosts[0]!.id);
     const { object } = await until(mc, (obj) => condition(obj, 'Ready')?.status === 'False');
@@ -102,10 +99,10 @@ describe('with simulated wasmCloud hosts', () => {
   it('upgrades in place on a spec edit: the new version becomes Ready', async (t) => {
     await lattice(t, 'hosts-edit');
     const mc = metacontroller();
-    mc.apply(inLattice(hello(), 'hosts-edit') as never);
+    mc.apply(app().inLattice('hosts-edit').build() as never);
     const first = await until(mc, (obj) => condition(obj, 'Ready')?.status === 'True');
     const v1 = (first.object!.status as { version: string }).version;
-    mc.apply(inLattice(hello({ description: 'edited' }), 'hosts-edit') as never);
+    mc.apply(app().described('edited').inLattice('hosts-edit').build() as never);
     const second = await until(mc, (obj) => condition(obj, 'Ready')?.status === 'True' && (obj.status as { version: string }).version !== v1);
     const status = second.object!.status as { version: string; deployedVersion: string };
     assert.equal(status.deployedVersion, status.version);

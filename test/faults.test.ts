@@ -14,6 +14,8 @@ import { hello, hookRequest, type Resource } from './support/resources.js';
 import { startService, type RunningService } from './support/service.js';
 import { startScenario, type Scenario } from './support/scenario.js';
 import { freePort } from './support/ports.js';
+import { until } from './support/wait.js';
+import { app } from './support/app.js';
 
 let scenario: Scenario;
 let nats: NatsServer;
@@ -32,17 +34,13 @@ function metacontroller(url?: string): FakeMetacontroller {
 }
 
 const ready = (obj: K8sObject | undefined) => obj !== undefined && condition(obj, 'Ready')?.status === 'True';
-const app = (i: number): Resource => {
-  const resource = hello({ description: `app ${i}` });
-  resource.metadata.name = `app-${i}`;
-  return resource;
-};
+const numbered = (i: number): Resource => app().named(`app-${i}`).described(`app ${i}`).build();
 
 describe('NATS killed and restarted during a stream of syncs', () => {
   it('loses no deployment, reports the outage honestly, and recovers without a service restart', async () => {
     const mc = metacontroller();
     const count = 12;
-    for (let i = 0; i < count; i++) mc.apply(app(i) as never);
+    for (let i = 0; i < count; i++) mc.apply(numbered(i) as never);
     const readiness: number[] = [];
     let outage = false;
     const reasonsDuringOutage = new Set<string>();
@@ -193,11 +191,3 @@ describe('SIGTERM with hook calls in flight', () => {
     assert.ok(Date.now() - signalled < 5000, 'well within a 30 s grace period');
   });
 });
-
-async function until(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

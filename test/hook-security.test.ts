@@ -10,20 +10,13 @@ import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { fixtureResource, hookRequest } from './support/resources.js';
 import { startService } from './support/service.js';
+import { until } from './support/wait.js';
 
 const NO_NATS = { NATS_URL: 'nats://127.0.0.1:1' };
 const body = JSON.stringify(hookRequest(fixtureResource('hello.yaml')));
 
 function post(url: string, headers: Record<string, string> = {}) {
   return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
-}
-
-async function eventually(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe('bearer authentication of the hooks', () => {
@@ -49,7 +42,7 @@ describe('bearer authentication of the hooks', () => {
     const { url, logs } = await startService(t, { ...NO_NATS, HOOK_BEARER_TOKEN_FILE: file }, { fileCheckIntervalMs: 50 });
     assert.equal((await post(`${url}/sync`, { authorization: 'Bearer first' })).status, 200);
     writeFileSync(file, 'second-token');
-    await eventually(async () => (await post(`${url}/sync`, { authorization: 'Bearer second-token' })).status === 200);
+    await until(async () => (await post(`${url}/sync`, { authorization: 'Bearer second-token' })).status === 200);
     assert.equal((await post(`${url}/sync`, { authorization: 'Bearer first' })).status, 401);
     assert.ok(!JSON.stringify(logs).includes('second-token'), 'the token never reaches a log line');
   });
@@ -89,6 +82,6 @@ describe('HTTPS', () => {
     assert.deepEqual(await peer(url, ca), { status: 200, subject: 'first' });
     writeFileSync(live.key, readFileSync(second.key));
     writeFileSync(live.cert, readFileSync(second.cert));
-    await eventually(async () => (await peer(url, ca).catch(() => ({ subject: '' }))).subject === 'second');
+    await until(async () => (await peer(url, ca).catch(() => ({ subject: '' }))).subject === 'second');
   });
 });

@@ -10,6 +10,7 @@ import { startLattice, type CtlRequest, type LatticeOptions, type SimulatedLatti
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { fixtureText } from './support/resources.js';
 import { startWadm, type WadmProcess } from './support/wadm.js';
+import { sleep, until } from './support/wait.js';
 
 const HELLO_COMPONENT = 'ghcr.io/wasmcloud/components/http-hello-world-rust:0.1.0';
 const HTTP_PROVIDER = 'ghcr.io/wasmcloud/http-server:0.23.0';
@@ -84,14 +85,8 @@ class StatusLog {
   }
 
   /** The first status of `type` published after the first `from` messages. */
-  async until(type: string, from = 0, timeoutMs = 10_000): Promise<AppStatus> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = this.seen.slice(from).find((s) => s.status.type === type);
-      if (found) return found;
-      if (Date.now() > deadline) assert.fail(`no "${type}" status within ${timeoutMs} ms; saw ${JSON.stringify(this.seen)}`);
-      await sleep(25);
-    }
+  until(type: string, from = 0): Promise<AppStatus> {
+    return until(() => this.seen.slice(from).find((s) => s.status.type === type), { what: `a "${type}" status after ${from}` });
   }
 
   close(): void {
@@ -126,22 +121,13 @@ const scaler = (status: AppStatus | undefined, name: string) => status?.scalers?
 /** The writes among control requests (`component.scale`, `link.put`, …), without the reads. */
 const commands = (requests: CtlRequest[]) =>
   requests.map((r) => r.operation.split('.').slice(0, 2).join('.')).filter((op) => !op.endsWith('.get'));
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function eventually(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`condition not met within ${timeoutMs} ms`);
-    await sleep(20);
-  }
-}
 
 /** Waits until wadm has handled a heartbeat published now: it answers each one with claims.get. */
 async function heartbeatHandled(sim: SimulatedLattice): Promise<void> {
   const claims = () => sim.requests().filter((r) => r.operation === 'claims.get').length;
   const before = claims();
   await sim.heartbeatNow();
-  while (claims() === before) await sleep(10);
+  await until(() => claims() !== before, { what: 'claims.get after a heartbeat' });
   await sleep(100); // the scalers run after claims.get
 }
 
@@ -275,7 +261,7 @@ describe('simulated wasmCloud hosts driven by the real wadm 0.21.1', () => {
     await api.undeploy('hello-world');
     const undeployed = await log.until('undeployed');
     assert.deepEqual(undeployed, { status: { type: 'undeployed', message: 'Manifest has been undeployed' }, version: '', components: [] });
-    await eventually(() => sim.events().some((e) => e.type === 'provider_stopped'));
+    await until(() => sim.events().some((e) => e.type === 'provider_stopped'));
     assert.deepEqual(commands(sim.requests().slice(sent)), ['component.scale', 'link.del', 'config.del', 'provider.stop']);
     assert.deepEqual([sim.components(), sim.providers(), sim.links(), sim.config()], [[], [], [], {}]);
     assert.equal(sim.events().filter((e) => e.type === 'component_scaled').at(-1)?.data['max_instances'], 0);
@@ -289,7 +275,7 @@ describe('simulated wasmCloud hosts driven by the real wadm 0.21.1', () => {
 
     const bothFailed = (s: AppStatus | undefined) =>
       scaler(s, 'hello_world-httpserver')?.type === 'failed' && scaler(s, 'hello_world-http_component')?.type === 'failed';
-    await eventually(() => bothFailed(log.seen.at(-1)));
+    await until(() => bothFailed(log.seen.at(-1)));
     const failed = log.seen.at(-1)!;
     assert.deepEqual(scaler(failed, 'hello_world-http_component'), { type: 'failed', message: `failed to fetch component ${HELLO_COMPONENT}` });
     assert.deepEqual(scaler(failed, 'hello_world-httpserver'), { type: 'failed', message: 'no space left on device' });
@@ -297,7 +283,7 @@ describe('simulated wasmCloud hosts driven by the real wadm 0.21.1', () => {
     t.diagnostic(`start failures: ${JSON.stringify(failed.status)}`);
 
     sim.clearFaults();
-    await log.until('deployed', 0, 15_000); // wadm backs off for 5 s after a failure event
+    await log.until('deployed', 0); // wadm backs off for 5 s after a failure event
     assert.equal(sim.components().length, 1);
     assert.equal(sim.providers().length, 1);
   });

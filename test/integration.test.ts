@@ -8,6 +8,7 @@ import type { NatsServer } from './support/nats-server.js';
 import { fixtureResource, hello, type Resource } from './support/resources.js';
 import type { RunningService } from './support/service.js';
 import { startScenario, type Scenario } from './support/scenario.js';
+import { until } from './support/wait.js';
 
 let scenario: Scenario;
 let nats: NatsServer;
@@ -177,7 +178,7 @@ describe('when NATS goes away', () => {
     const mc = metacontroller();
     await deploy(mc, hello());
     await nats.stop();
-    await waitUntil(() => !running.service.link.isConnected());
+    await until(() => !running.service.link.isConnected());
     assert.equal((await fetch(`${running.url}/readyz`)).status, 503);
     assert.equal((await fetch(`${running.url}/healthz`)).status, 200);
 
@@ -214,11 +215,3 @@ describe('when NATS goes away', () => {
     await mc.waitFor('default', 'hello-world', isReady, { timeoutMs: 5000, intervalMs: 20 });
   });
 });
-
-async function waitUntil(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

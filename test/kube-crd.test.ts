@@ -14,6 +14,7 @@ import { REASONS, verdict as verdictOf, type Reason, type Verdict } from '../src
 import { startKubeCluster, type KubeCluster } from './support/kube/cluster.js';
 import { CRD_NAME, installCrd } from './support/kube/crd.js';
 import { fixtureResource, hello, type Resource } from './support/resources.js';
+import { app } from './support/app.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const COLLECTION = `/apis/${GROUP}/${VERSION}/namespaces/default/${PLURAL}`;
@@ -27,7 +28,6 @@ before(async () => {
 after(() => kube?.stop());
 
 const json = (obj: unknown): string => JSON.stringify(obj);
-const named = (resource: Resource, name: string): Resource => ({ ...resource, metadata: { ...resource.metadata, name } });
 
 async function deleteApp(name: string): Promise<void> {
   await kube.kubectlOk(['delete', 'wcapp', name, '--ignore-not-found', '--wait=true']);
@@ -148,7 +148,7 @@ const trait = (spec: Spec, component: number, index: number): Spec => components
 
 /** hello.yaml (http-component with a spreadscaler; httpserver with a link to it), changed by `edit`. */
 function broken(edit: (spec: Spec) => void, name = 'broken'): Resource {
-  const resource = named(hello(), name);
+  const resource = app().named(name).build();
   const spec = structuredClone(resource.spec);
   edit(spec);
   return { ...resource, spec };
@@ -186,7 +186,7 @@ const REFUSED: [string, Resource, RegExp][] = [
     /spec\.version: .*version: "latest" is not allowed in wadm/],
   ['a secret whose policy is not in spec.policies', broken((s) => (components(s)[0]!['properties'].secrets = [{ name: 's', properties: { policy: 'vault', key: 'k' } }])),
     /spec: .*components\[\]\.properties\.secrets\[\]\.properties\.policy: must name a policy in spec\.policies of type policy\.secret\.wasmcloud\.dev\/v1alpha1 with a backend property/],
-  ['a name with a dot, which cannot be a wadm application name', named(hello(), 'hello.world'),
+  ['a name with a dot, which cannot be a wadm application name', app().named('hello.world').build(),
     /metadata\.name: a wadm application name cannot contain dots/],
 ];
 
@@ -213,17 +213,17 @@ describe('the validation rules and list types of the CRD', () => {
   });
 
   it('merges a second field manager\'s change of one component instead of conflicting on the whole list', async () => {
-    const app = named(hello(), 'shared-edit');
+    const shared = app().named('shared-edit').build();
     const apply = (manager: string, obj: unknown) => kube.kubectl(['apply', '--server-side', `--field-manager=${manager}`, '-f', '-'], { input: json(obj) });
-    assert.equal((await apply('gitops', app)).code, 0);
+    assert.equal((await apply('gitops', shared)).code, 0);
     // A second manager (a person with kubectl, another tool) gives one component a config and adds a component.
     const config = [{ name: 'greeting', properties: { text: 'hi' } }];
     const extra = { name: 'extra', type: 'capability', properties: { image: 'ghcr.io/wasmcloud/keyvalue-nats:0.3.1' } };
-    const addon = { ...app, spec: { components: [{ name: 'http-component', properties: { config } }, extra] } };
+    const addon = { ...shared, spec: { components: [{ name: 'http-component', properties: { config } }, extra] } };
     const added = await apply('addon', addon);
     assert.equal(added.code, 0, `no conflict on .spec.components: ${added.stderr}`);
     // The first manager edits the other component, again without --force-conflicts.
-    const edited = structuredClone(app);
+    const edited = structuredClone(shared);
     components(edited.spec)[1]!['properties'].image = 'ghcr.io/wasmcloud/http-server:0.24.0';
     assert.equal((await apply('gitops', edited)).code, 0);
     const stored = JSON.parse(await kube.kubectlOk(['get', 'wcapp', 'shared-edit', '-o', 'json']));
@@ -231,7 +231,7 @@ describe('the validation rules and list types of the CRD', () => {
     assert.deepEqual(stored.spec.components[0].properties.config, config);
     assert.equal(stored.spec.components[1].properties.image, 'ghcr.io/wasmcloud/http-server:0.24.0');
     // A real disagreement still conflicts, on that component's field alone.
-    const scaled = { ...app, spec: { components: [{ name: 'http-component', traits: [{ type: 'spreadscaler', properties: { instances: 3 } }] }] } };
+    const scaled = { ...shared, spec: { components: [{ name: 'http-component', traits: [{ type: 'spreadscaler', properties: { instances: 3 } }] }] } };
     const run = await apply('scaler', scaled);
     assert.notEqual(run.code, 0);
     assert.match(run.stderr, /conflict with "gitops": \.spec\.components\[name="http-component"\]\.traits\n/);

@@ -14,9 +14,9 @@ import { FakeApiServer } from './support/metacontroller/api-server.js';
 import { KubeParentStore } from './support/metacontroller/kube-parent-store.js';
 import { ApiError, type ParentStore } from './support/metacontroller/parent-store.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
-import { hello, type Resource } from './support/resources.js';
 import { startService, type RunningService } from './support/service.js';
 import { startWadm, type WadmProcess } from './support/wadm.js';
+import { app, type AppBuilder } from './support/app.js';
 
 const LATTICE = 'kube-e2e';
 const NAME = 'hello-world';
@@ -58,7 +58,7 @@ function metacontroller(): FakeMetacontroller<KubeParentStore> {
   });
 }
 
-const app = (spec: Record<string, unknown> = {}): Resource => hello({ lattice: LATTICE, ...spec });
+const inKubeLattice = (): AppBuilder => app().inLattice(LATTICE);
 const status = (obj: K8sObject) => obj.status as { phase?: string; version?: string; deployedVersion?: string; observedGeneration?: number };
 const ready = (obj: K8sObject | undefined) => condition(obj, 'Ready')?.status === 'True';
 
@@ -71,7 +71,7 @@ async function until(mc: FakeMetacontroller<KubeParentStore>, predicate: (obj: K
 describe('Metacontroller emulator on a real API server, with real wadm and simulated hosts', () => {
   it('drives create → Ready → edit → revert → suspend → delete, and kubectl wait sees Ready', async () => {
     const mc = metacontroller();
-    await kube.kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(app()) });
+    await kube.kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(inKubeLattice().build()) });
     const waiting = kube.kubectl(['wait', '--for=condition=Ready', `wcapp/${NAME}`, '--timeout=120s']);
 
     const created = await until(mc, (obj) => ready(obj));
@@ -85,11 +85,11 @@ describe('Metacontroller emulator on a real API server, with real wadm and simul
     assert.deepEqual(managers, ['kubectl-client-side-apply:Update:', 'metacontroller:Update:', 'metacontroller:Update:status']);
     assert.equal(sim.components().length, 1, 'the host runs the component');
 
-    await kube.kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(app({ description: 'edited' })) });
+    await kube.kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(inKubeLattice().described('edited').build()) });
     const edited = await until(mc, (obj) => ready(obj) && status(obj).version !== v1 && status(obj).observedGeneration === 2);
     assert.equal(edited.metadata.generation, 2);
 
-    await kube.kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(app()) });
+    await kube.kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(inKubeLattice().build()) });
     const reverted = await until(mc, (obj) => ready(obj) && status(obj).observedGeneration === 3);
     assert.equal(status(reverted).version, v1, 'the earlier version is deployed again');
 
@@ -126,7 +126,7 @@ async function observe(api: ParentStore, name: string): Promise<string[]> {
       seen.push(`${step}: ${error instanceof ApiError ? error.code : String(error)}`);
     }
   };
-  const base = { ...app(), metadata: { name, namespace: 'default' } };
+  const base = { ...inKubeLattice().build(), metadata: { name, namespace: 'default' } };
   await api.apply(base);
   look('create');
   await api.apply(structuredClone(base));

@@ -15,6 +15,8 @@ import type { Parent } from '../src/schema/hook.js';
 import { startFakeWadm, type FakeWadm } from './support/fake-wadm.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { hello } from './support/resources.js';
+import { until } from './support/wait.js';
+import { testClock } from './support/clock.js';
 
 let nats: NatsServer;
 let wadm: FakeWadm;
@@ -130,10 +132,10 @@ describe('the wadm client', () => {
 });
 
 describe('what a replica remembers of wadm (Knowledge)', () => {
-  const clock = { now: 0 };
+  const clock = testClock(0);
   function knowledge(deployGraceMs = 60_000, capacity = 2) {
-    clock.now = 0;
-    const known = new Knowledge({ capacity, modelTtlMs: 300_000, deployGraceMs, livenessMs: 5_000, now: () => clock.now });
+    clock.set(0);
+    const known = new Knowledge({ capacity, modelTtlMs: 300_000, deployGraceMs, livenessMs: 5_000, now: clock.now });
     const watch = new LatticeWatch(() => nc, known, pino({ level: 'silent' }));
     return Object.assign(known, { watch: (lattice: string) => watch.watch(lattice) });
   }
@@ -146,7 +148,7 @@ describe('what a replica remembers of wadm (Knowledge)', () => {
     nc.publish('wadm.status.default.a', 'not json');
     nc.publish('wadm.status.default.a', JSON.stringify({ status: { type: 'bogus' } }));
     await wadm.publishStatus('default', 'a', { status: { type: 'deployed' }, version: '', components: [] } as never);
-    await waitFor(() => known.status('default', 'a') !== undefined);
+    await until(() => known.status('default', 'a') !== undefined);
     assert.deepEqual(known.status('default', 'a'), { status: { status: { type: 'deployed' } }, predatesDeploy: false }, 'kept lean: what a verdict reads');
   });
 
@@ -159,7 +161,7 @@ describe('what a replica remembers of wadm (Knowledge)', () => {
     assert.equal(known.status('default', 'b')!.predatesDeploy, true);
     assert.equal(known.rememberStatus('default', 'b', { status: { type: 'deployed' } }, false).predatesDeploy, true, 'a model.status reply cannot prove it is newer');
     await wadm.publishStatus('default', 'b', { status: { type: 'reconciling' }, version: '', components: [] } as never);
-    await waitFor(() => known.status('default', 'b')?.status.status.type === 'reconciling');
+    await until(() => known.status('default', 'b')?.status.status.type === 'reconciling');
     assert.equal(known.status('default', 'b')!.predatesDeploy, false);
   });
 
@@ -167,7 +169,7 @@ describe('what a replica remembers of wadm (Knowledge)', () => {
     const known = knowledge(1_000);
     known.rememberStatus('default', 'c', { status: { type: 'deployed' } }, false);
     known.deployed('default', 'c');
-    clock.now += 1_001;
+    clock.advance(1_001);
     assert.equal(known.status('default', 'c')!.predatesDeploy, false);
   });
 
@@ -186,9 +188,9 @@ describe('what a replica remembers of wadm (Knowledge)', () => {
     assert.deepEqual(known.model('default', 'a'), { ...ours, remembered: true });
     const stamp = known.stamp('default', 'a');
     assert.ok(stamp);
-    clock.now += 4_999;
+    clock.advance(4_999);
     assert.equal(known.stamp('default', 'a'), stamp, 'nothing changed, wadm answered recently');
-    clock.now += 1;
+    clock.advance(1);
     assert.equal(known.stamp('default', 'a'), undefined, 'wadm has not answered for the liveness window');
     known.answered('default');
     assert.equal(known.stamp('default', 'a'), stamp);
@@ -211,17 +213,9 @@ describe('what a replica remembers of wadm (Knowledge)', () => {
   it('asks wadm again after the model TTL, counted on the injected clock', () => {
     const known = knowledge();
     known.remember('default', 'a', ours, known.checkpoint());
-    clock.now += 299_999;
+    clock.advance(299_999);
     assert.ok(known.model('default', 'a'));
-    clock.now += 1;
+    clock.advance(1);
     assert.equal(known.model('default', 'a'), undefined);
   });
 });
-
-async function waitFor(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

@@ -15,6 +15,7 @@ import { createPki, type Pki } from './support/nats-auth/pki.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { fixtureResource, hookRequest } from './support/resources.js';
 import { startService, type RunningService } from './support/service.js';
+import { sleep, until } from './support/wait.js';
 
 const CONNECT_ERROR = 'cannot connect to NATS; retrying';
 const body = JSON.stringify(hookRequest(fixtureResource('hello.yaml')));
@@ -235,18 +236,6 @@ async function assertDisconnectedButServing(running: RunningService): Promise<vo
   assert.match(ready.message, /\(Disconnected\)/, ready.message);
 }
 
-async function eventually<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`not in ${timeoutMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 function errorLines(logs: Record<string, unknown>[]): Record<string, unknown>[] {
   return logs.filter((line) => typeof line['level'] === 'number' && line['level'] >= 40 && line['component'] === 'nats');
 }
@@ -291,7 +280,7 @@ describe('NATS security modes against a real nats-server', () => {
         const setup = await setUp(t, modeName, pki);
         setup.mode.spoil();
         const running = await setup.start();
-        const first = await eventually('a connect error in the log', () => running.logs.find((l) => l['msg'] === CONNECT_ERROR));
+        const first = await until(() => running.logs.find((l) => l['msg'] === CONNECT_ERROR), { what: 'a connect error in the log' });
         const namesProblem = () => assert.match(String(first['err']), setup.mode.problem, `err: ${String(first['err'])}`);
         namesProblem();
         await assertDisconnectedButServing(running);
@@ -323,7 +312,7 @@ describe('secret rotation on a running service', () => {
     const rotated = 'tok-rotated-0e2c4a6b8d';
     writeFileSync(setup.configFile, `authorization { token: "${rotated}" }\n`);
     await setup.nats.restart(); // same port, new token: the old one is refused from now on
-    await eventually('the service notices', () => !running.service.link.isConnected());
+    await until(() => !running.service.link.isConnected(), { what: 'the service notices' });
     await sleep(1500); // several reconnect attempts with the old token
     await assertDisconnectedButServing(running);
 
@@ -344,7 +333,7 @@ describe('secret rotation on a running service', () => {
     writeFileSync(setup.mode.env['NATS_PASSWORD_FILE']!, `${rotated}\n`);
     writeFileSync(setup.configFile, `authorization { users: [ { user: metacontroller, password: "${rotated}" } ] }\n`);
     await setup.nats.restart();
-    await eventually('a reconnect with the new password', () => connections(running.logs) > connectedBefore);
+    await until(() => connections(running.logs) > connectedBefore, { what: 'a reconnect with the new password' });
     await assertReachesNats(running);
     assertNoSecretLogged(running.logs, [...setup.mode.secrets, rotated]);
   });

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { connect, ErrorCode, type NatsConnection, type NatsError } from 'nats';
 import { natsServerBinary, startNatsServer, withNatsServer } from './support/nats-server.js';
+import { until } from './support/wait.js';
 
 const SUPPORT = fileURLToPath(new URL('./support/nats-server.ts', import.meta.url));
 
@@ -20,14 +21,6 @@ function alive(pid: number): boolean {
     return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
   } catch {
     return false; // exited in between
-  }
-}
-
-async function eventually(check: () => boolean, ms = 3_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
@@ -115,13 +108,13 @@ describe('nats-server for tests', () => {
   it('a test process that exits without stopping its server leaves no nats-server behind', async () => {
     const run = await childWithServer('exit');
     assert.equal(run.code, 0);
-    await eventually(() => !alive(run.pid));
+    await until(() => !alive(run.pid), { what: 'the process is gone' });
   });
 
   it('a test process killed with SIGTERM leaves no nats-server behind', async () => {
     const run = await childWithServer('sigterm');
     assert.equal(run.signal, 'SIGTERM');
-    await eventually(() => !alive(run.pid));
+    await until(() => !alive(run.pid), { what: 'the process is gone' });
   });
 
   it('the binary comes from NATS_SERVER_BIN first', () => {

@@ -1,6 +1,5 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import type { InjectOptions } from 'fastify';
 import { createHooks, type Lattice } from '../src/http/hooks.js';
 import { createLogger } from '../src/service/logger.js';
@@ -9,18 +8,14 @@ import { buildServer } from '../src/http/server.js';
 import { defaultOnly } from '../src/core/tenancy.js';
 import { MemoryLattice } from './support/memory-lattice.js';
 import { fixtureResource, hello, hookRequest } from './support/resources.js';
+import { TEST_EPOCH } from './support/clock.js';
+import { jsonLogSink } from './support/logs.js';
 
 function build(t: TestContext, options: { lattice?: Lattice; ready?: boolean; bodyLimit?: number; maxConcurrentHooks?: number; now?: () => number; authorize?: (header: string | undefined) => boolean } = {}) {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
+  const { sink, lines } = jsonLogSink();
   const lattice = options.lattice ?? new MemoryLattice();
   const metrics = new Metrics();
-  const hooks = createHooks({ lattice, tenancy: defaultOnly('default'), budgetMs: 5000, now: () => Date.parse('2026-11-30T12:00:00Z'), cacheEntries: 1000 });
+  const hooks = createHooks({ lattice, tenancy: defaultOnly('default'), budgetMs: 5000, now: () => TEST_EPOCH, cacheEntries: 1000 });
   const app = buildServer({
     hooks,
     logger: createLogger('debug', sink),

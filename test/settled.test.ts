@@ -12,6 +12,7 @@ import type { NatsServer } from './support/nats-server.js';
 import { hello } from './support/resources.js';
 import type { RunningService } from './support/service.js';
 import { startScenario, type Scenario } from './support/scenario.js';
+import { testClock } from './support/clock.js';
 
 let scenario: Scenario;
 let nats: NatsServer;
@@ -19,9 +20,9 @@ let wadm: FakeWadm;
 let running: RunningService;
 let nc: NatsConnection;
 /** The service's clock: it moves only when a test moves it. */
-const clock = { now: Date.parse('2026-11-30T12:00:00Z') };
+const clock = testClock();
 before(async () => {
-  scenario = await startScenario({ MODEL_CACHE_TTL_SECONDS: '60' }, { now: () => clock.now });
+  scenario = await startScenario({ MODEL_CACHE_TTL_SECONDS: '60' }, { now: clock.now });
   ({ nats, wadm, running } = scenario);
   nc = await connect({ servers: nats.url });
 });
@@ -68,7 +69,7 @@ describe('the settled fast path', () => {
     await settledApp(mc);
     mc.apply(hello({}, 'other') as never);
     await mc.waitFor('other', 'hello-world', (obj) => condition(obj!, 'Stalled')?.reason === 'OwnershipConflict', { timeoutMs: 5000, intervalMs: 20 });
-    clock.now += 5_000; // LIVENESS_MS
+    clock.advance(5_000); // LIVENESS_MS
     const before = wadm.requests.length;
     for (let i = 0; i < 5; i++) await mc.reconcile('default', 'hello-world');
     assert.deepEqual(wadm.requests.slice(before).map((r) => r.op), ['history'], 'one probe, then memory again');
@@ -78,7 +79,7 @@ describe('the settled fast path', () => {
   it('asks wadm again once the model TTL has passed, to notice changes made outside', async () => {
     const mc = metacontroller();
     await settledApp(mc);
-    clock.now += 60_000; // MODEL_CACHE_TTL_SECONDS=60
+    clock.advance(60_000); // MODEL_CACHE_TTL_SECONDS=60
     const before = wadm.requests.length;
     await mc.reconcile('default', 'hello-world');
     assert.deepEqual(wadm.requests.slice(before).map((r) => r.op), ['versions', 'get']);

@@ -8,9 +8,11 @@ import { connect, headers, type NatsConnection } from 'nats';
 import { startLattice, type SimulatedLattice } from './support/host-sim.js';
 import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
-import { hello, hookRequest, type Resource } from './support/resources.js';
+import { hookRequest, type Resource } from './support/resources.js';
 import { startServiceProcess, type ServiceProcess } from './support/service-process.js';
 import { startWadm, type WadmProcess } from './support/wadm.js';
+import { until } from './support/wait.js';
+import { app } from './support/app.js';
 
 const LATTICE = 'trust';
 let nats: NatsServer;
@@ -39,22 +41,11 @@ function metacontroller(url = service.url): FakeMetacontroller {
   return new FakeMetacontroller({ syncUrl: `${url}/sync`, finalizeUrl: `${url}/finalize`, resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' } });
 }
 
-const app = (name: string, spec: Record<string, unknown> = {}): Resource => {
-  const base = hello({ lattice: LATTICE, ...spec });
-  return { ...base, metadata: { ...base.metadata, name } };
-};
+const inTrustLattice = (name: string, spec: Record<string, unknown> = {}): Resource => app().inLattice(LATTICE).with(spec).named(name).build();
 const ready = (obj: K8sObject | undefined) => condition(obj, 'Ready');
 
-async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs; // a safety net far above the expected time, never the assertion
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not reached: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 async function settle(mc: FakeMetacontroller, name: string): Promise<K8sObject> {
-  mc.apply(app(name) as never);
+  mc.apply(inTrustLattice(name) as never);
   const { object } = await mc.waitFor('default', name, (obj) => ready(obj)?.status === 'True', { timeoutMs: 60_000, intervalMs: 100 });
   return object!;
 }
@@ -139,7 +130,7 @@ describe('a manifest larger than NATS carries', () => {
     const putsCounted = await service.metric('wadm_requests_total{operation="put",outcome="ok"}');
     const mc = metacontroller();
     const big = 'x'.repeat(1.1 * 1024 * 1024);
-    mc.apply(app('huge', { components: [{ name: 'c', type: 'component', properties: { image: 'ghcr.io/x/y:1', config: [{ name: 'blob', properties: { data: big } }] }, traits: [{ type: 'spreadscaler', properties: { instances: 1 } }] }] }) as never);
+    mc.apply(inTrustLattice('huge', { components: [{ name: 'c', type: 'component', properties: { image: 'ghcr.io/x/y:1', config: [{ name: 'blob', properties: { data: big } }] }, traits: [{ type: 'spreadscaler', properties: { instances: 1 } }] }] }) as never);
     for (let i = 0; i < 5; i++) await mc.reconcile('default', 'huge');
     await nc.flush();
     watcher.unsubscribe();
@@ -176,7 +167,7 @@ describe('an outage never leaves a stale Ready=True', () => {
     for (const name of names) settled.set(name, await settle(mc, name));
 
     await nats.stop();
-    await until(async () => (await service.ready()) === 503, '/readyz 503');
+    await until(async () => (await service.ready()) === 503, { what: '/readyz 503', timeoutMs: 60_000, intervalMs: 100 });
     for (const name of names) {
       await mc.reconcile('default', name);
       const obj = mc.get('default', name)!;
@@ -189,7 +180,7 @@ describe('an outage never leaves a stale Ready=True', () => {
     }
 
     await nats.restart();
-    await until(async () => (await service.ready()) === 200, '/readyz 200 again');
+    await until(async () => (await service.ready()) === 200, { what: '/readyz 200 again', timeoutMs: 60_000, intervalMs: 100 });
     for (const name of names) {
       await mc.waitFor('default', name, (obj) => ready(obj)?.status === 'True', { timeoutMs: 60_000, intervalMs: 200 });
       assert.equal((await versions(name)).length, 1, `no new version of ${name}`);

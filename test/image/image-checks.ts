@@ -12,6 +12,7 @@ import yaml from 'js-yaml';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 import { freePort } from '../support/ports.js';
 import { hello, hookRequest } from '../support/resources.js';
+import { until } from '../support/wait.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const read = (path: string) => readFileSync(resolve(ROOT, path), 'utf8');
@@ -63,12 +64,9 @@ async function statusOf(url: string, init?: RequestInit): Promise<number | undef
 }
 
 async function waitForStatus(url: string, expected: number): Promise<void> {
-  const deadline = Date.now() + WAIT_MS;
   let last: number | undefined;
-  while ((last = await statusOf(url)) !== expected) {
-    assert.ok(Date.now() < deadline, `${url} answered ${last ?? 'nothing'}, not ${expected}, for ${WAIT_MS} ms`);
-    await new Promise((done) => setTimeout(done, 100));
-  }
+  const answers = async () => (last = await statusOf(url)) === expected;
+  await until(answers, { what: () => `${url} answers ${expected} (last: ${last ?? 'nothing'})`, timeoutMs: WAIT_MS, intervalMs: 100 });
 }
 
 describe('the image, run as the Deployment runs it', () => {

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { connect } from 'nats';
 import { freePort } from './ports.js';
+import { until } from './wait.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const START_TIMEOUT_MS = 10_000;
@@ -166,16 +167,14 @@ class ServerProcess implements NatsServer {
   }
 
   private async waitUntilReady(child: ChildProcess): Promise<void> {
-    const deadline = Date.now() + START_TIMEOUT_MS;
     let gone = false;
     void this.exited.then(() => (gone = true));
     const check = this.options.jetstream === false ? () => portOpen(this.port) : () => jetStreamReady(this.url);
-    for (;;) {
+    const ready = async () => {
       if (gone || child.exitCode !== null) throw new Error(this.describe('nats-server exited during startup'));
-      if (await check()) return;
-      if (Date.now() > deadline) throw new Error(this.describe(`nats-server not ready after ${START_TIMEOUT_MS} ms`));
-      await sleep(25);
-    }
+      return check();
+    };
+    await until(ready, { what: () => this.describe('nats-server ready'), timeoutMs: START_TIMEOUT_MS, intervalMs: 25 });
   }
 
   async stop(): Promise<void> {
@@ -232,12 +231,6 @@ function portOpen(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
-}
-
-/** Binds port 0 and releases it: the OS hands out a port that was free a moment ago. */
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 // ---- leftovers -----------------------------------------------------------------------------------

@@ -3,10 +3,11 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../src/service/config.js';
 import { createLogger } from '../../src/service/logger.js';
 import { createService, type Service, type ServiceOptions } from '../../src/service/build.js';
+import { jsonLogSink } from './logs.js';
+import { until } from './wait.js';
 
 export interface RunningService {
   service: Service;
@@ -37,13 +38,7 @@ export async function startService(
 ): Promise<RunningService> {
   const loaded = loadConfig({ PORT: '8080', LOG_LEVEL: 'debug', LATTICE_POLICY_FILE: allowAllPolicy(), ...env });
   if (!loaded.ok) throw new Error(loaded.errors.join('; '));
-  const logs: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) logs.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
+  const { sink, lines: logs } = jsonLogSink();
   const service = createService(loaded.config, createLogger(loaded.config.logLevel, sink), { natsRetryDelayMs: 100, ...options });
   t.after(() => service.shutdown());
   const address = await service.app.listen({ port: 0, host: '127.0.0.1' });
@@ -53,11 +48,7 @@ export async function startService(
     config: loaded.config,
     logs,
     async connected(timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (!service.link.isConnected()) {
-        if (Date.now() > deadline) throw new Error('service did not connect to NATS');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await until(() => service.link.isConnected(), { what: 'the service connects to NATS', timeoutMs });
     },
   };
 }

@@ -6,6 +6,7 @@ import { accessSync, constants } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { connect } from 'nats';
 import { freePort } from './ports.js';
+import { until } from './wait.js';
 
 const DEFAULT_BIN = fileURLToPath(new URL('../wadm/target/release/wadm', import.meta.url));
 const LOG_LIMIT = 256 * 1024;
@@ -55,16 +56,9 @@ export async function startWadm(natsUrl: string, extraArgs: string[] = []): Prom
 async function untilApiAnswers(natsUrl: string, timeoutMs = 20_000): Promise<void> {
   const nc = await connect({ servers: natsUrl });
   try {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        await nc.request('wadm.api.default.model.get', '', { timeout: 500 });
-        return;
-      } catch (err) {
-        if (Date.now() > deadline) throw new Error(`wadm did not answer within ${timeoutMs} ms: ${String(err)}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+    let last: unknown;
+    const answers = () => nc.request('wadm.api.default.model.get', '', { timeout: 500 }).then(() => true, (err: unknown) => ((last = err), false));
+    await until(answers, { what: () => `wadm answers (last: ${String(last)})`, timeoutMs, intervalMs: 100 });
   } finally {
     await nc.close();
   }

@@ -14,6 +14,7 @@
 // The cure for 2 is to let the observer see a host event that JetStream refuses to store (an
 // expected-stream header that cannot match), so the consumers exist, empty and pulling, first.
 import { headers, JSONCodec, type JetStreamManager, type NatsConnection } from 'nats';
+import { until } from '../wait.js';
 
 const EVENT_STREAM = 'wadm_event_consumer';
 const POLL_MS = 20;
@@ -22,12 +23,12 @@ const SETTLE_MS = 50;
 
 export async function untilWadmWatches(nc: NatsConnection, lattice: string, timeoutMs = 10_000): Promise<void> {
   const jsm = await nc.jetstreamManager();
-  const deadline = Date.now() + timeoutMs;
-  await poll(deadline, 'its event stream sources are not active', () => sourcesActive(jsm));
-  await poll(deadline, `it does not watch lattice ${lattice}`, () => {
+  const wait = { timeoutMs, intervalMs: POLL_MS };
+  await until(() => sourcesActive(jsm), { ...wait, what: 'wadm: its event stream sources are active' });
+  await until(() => {
     announceToObserverOnly(nc, lattice);
     return consumersPulling(jsm, lattice);
-  });
+  }, { ...wait, what: `wadm watches lattice ${lattice}` });
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 }
 
@@ -47,11 +48,4 @@ function announceToObserverOnly(nc: NatsConnection, lattice: string): void {
 async function consumersPulling(jsm: JetStreamManager, lattice: string): Promise<boolean> {
   const waiting = (stream: string, name: string) => jsm.consumers.info(stream, name).then((c) => c.num_waiting > 0, () => false);
   return (await waiting(EVENT_STREAM, `${EVENT_STREAM}-${lattice}`)) && (await waiting('wadm_commands', `wadm_commands-${lattice}`));
-}
-
-async function poll(deadline: number, problem: string, check: () => Promise<boolean>): Promise<void> {
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`wadm is not ready: ${problem}`);
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
 }

@@ -2,6 +2,7 @@
 // the exit, and an exit hook so that a crashed test run leaves nothing behind.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
+import { until } from '../wait.js';
 
 const LOG_LIMIT = 128 * 1024;
 const STOP_TIMEOUT_MS = 10_000;
@@ -60,13 +61,11 @@ export async function untilReady(process: ServerProcess, ready: () => Promise<bo
   void process.exited.then((code) => {
     exitCode = code;
   });
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  const check = async () => {
     if (exitCode !== undefined) throw new Error(`${process.name} exited with ${exitCode}:\n${process.output()}`);
-    if (await ready().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`${process.name} was not ready within ${timeoutMs} ms:\n${process.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+    return ready().catch(() => false);
+  };
+  await until(check, { what: () => `${process.name} ready:\n${process.output()}`, timeoutMs, intervalMs: 200 });
 }
 
 // Exit handlers cannot wait: kill outright.

@@ -4,6 +4,7 @@
 import { setImmediate as nextTick } from 'node:timers/promises';
 import type { K8sObject, PassResult } from './types.js';
 import { canonicalJson } from './json.js';
+import { until } from '../wait.js';
 
 export interface Reconciler {
   reconcile(namespace: string, name: string): Promise<PassResult>;
@@ -93,22 +94,18 @@ export async function waitFor(
   predicate: (obj: K8sObject | undefined) => boolean,
   options: { timeoutMs?: number; intervalMs?: number } = {},
 ): Promise<{ passes: number; object: K8sObject | undefined }> {
-  const deadline = Date.now() + (options.timeoutMs ?? 5000);
   let passes = 0;
   let last: PassResult | undefined;
-  for (;;) {
+  const pass = async () => {
     if (mc.get(ns, name)) {
       last = await mc.reconcile(ns, name);
       passes += 1;
     }
-    const obj = mc.get(ns, name);
-    if (predicate(obj)) return { passes, object: obj };
-    if (Date.now() >= deadline) {
-      throw new Error(`waitFor ${ns}/${name}: predicate still false after ${options.timeoutMs ?? 5000} ms and ${passes} passes`
-        + `\nlast pass: ${last ? summarize(last) : 'none'}\nstatus: ${canonicalJson(obj?.status)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 50));
-  }
+    return predicate(mc.get(ns, name));
+  };
+  const what = () => `${ns}/${name} after ${passes} passes\nlast pass: ${last ? summarize(last) : 'none'}\nstatus: ${canonicalJson(mc.get(ns, name)?.status)}`;
+  await until(pass, { what, timeoutMs: options.timeoutMs ?? 5000, intervalMs: options.intervalMs ?? 50 });
+  return { passes, object: mc.get(ns, name) };
 }
 
 /**
