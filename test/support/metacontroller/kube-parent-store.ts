@@ -116,7 +116,21 @@ export class KubeParentStore implements ParentStore {
     throw new Error(`kube-apiserver answered ${res.status}: ${message}`);
   }
 
-  private async listAndWatch(): Promise<void> {
+  /**
+   * Like an informer, lists and watches again when the server asks to wait: a kube-apiserver that
+   * has just started answers 429 "storage is (re)initializing" for a moment.
+   */
+  private async listAndWatch(attempt = 0): Promise<void> {
+    try {
+      await this.listAndWatchOnce();
+    } catch (error) {
+      if (!/HTTP 429/.test(String(error)) || attempt >= 100) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await this.listAndWatch(attempt + 1);
+    }
+  }
+
+  private async listAndWatchOnce(): Promise<void> {
     const list = await this.client.request<{ items: K8sObject[]; metadata: { resourceVersion: string } }>('GET', this.collection);
     if (list.status !== 200) throw new Error(`list ${this.collection}: HTTP ${list.status}`);
     this.cache.clear();
