@@ -1,9 +1,9 @@
 // A client of wadm's NATS API (wadm 0.21): one method per operation we use, each reply checked
 // against its schema. Transport trouble, and storage errors that outlast a few retries, are
 // thrown as WadmUnavailableError; every other answer is returned for the caller to judge.
-import { ErrorCode, headers, type NatsConnection, type NatsError } from 'nats';
+import { headers, type NatsConnection } from 'nats';
 import { compile, type Checker } from '../schema/validator.js';
-import { WadmUnavailableError } from './errors.js';
+import { badReply, outcomeOf, unavailable, WadmUnavailableError } from './errors.js';
 import { Limiter } from './limiter.js';
 import { apiSubject, type ModelOperation } from './subjects.js';
 import {
@@ -231,23 +231,4 @@ function contentTypeHeader(value: string) {
   const h = headers();
   h.set('Content-Type', value);
   return h;
-}
-
-function outcomeOf(err: unknown): string {
-  const code = (err as NatsError).code;
-  if (code === ErrorCode.NoResponders) return 'no_responders';
-  if (code === ErrorCode.Timeout) return 'timeout';
-  return err instanceof SyntaxError ? 'bad_reply' : 'error';
-}
-
-function unavailable(err: unknown, subject: string, timeoutMs: number): WadmUnavailableError {
-  const code = (err as NatsError).code;
-  if (code === ErrorCode.NoResponders) return new WadmUnavailableError('NoResponders', `no wadm is listening on ${subject}`);
-  if (code === ErrorCode.Timeout) return new WadmUnavailableError('Timeout', `wadm did not answer ${subject} within ${timeoutMs} ms`);
-  if (err instanceof SyntaxError) return new WadmUnavailableError('BadReply', `wadm's reply to ${subject} is not JSON`);
-  return new WadmUnavailableError('Disconnected', `request ${subject} failed: ${err instanceof Error ? err.message : String(err)}`);
-}
-
-function badReply(op: string, reply: { result: string; message?: string }): WadmUnavailableError {
-  return new WadmUnavailableError('BadReply', `unexpected ${op} result "${reply.result}": ${reply.message ?? ''}`);
 }
