@@ -31,6 +31,16 @@ function build(t: TestContext, options: { lattice?: Lattice; ready?: boolean; bo
 }
 
 describe('POST /sync', () => {
+  it('names the holder of a model that is not ours only at debug, never at info or in the answer', async (t) => {
+    const lattice = new MemoryLattice();
+    lattice.seed('hello-world', [['v1', { owner: 'tenant-a/hello-world', contentHash: null }]], 'v1');
+    const { app, lines } = build(t, { lattice });
+    const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(fixtureResource('hello.yaml', 'tenant-b')) });
+    assert.doesNotMatch(res.body, /tenant-a/);
+    const naming = lines.filter((l) => JSON.stringify(l).includes('tenant-a'));
+    assert.deepEqual(naming.map((l) => [l['level'], l['msg']]), [[20, 'owners of the versions read']]);
+  });
+
   it('answers 200 with children: [] and a status for a valid resource', async (t) => {
     const { app } = build(t);
     const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(fixtureResource('hello.yaml')) });

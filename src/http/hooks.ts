@@ -140,6 +140,10 @@ function logRun(log: Logger, hook: HookName, run: Run): void {
   for (const { write, reason } of run.facts.failed) child.warn({ hook, operation: writeOperation(write), reason }, `could not ${writeOperation(write)}: ${reason}`);
   const fields = { hook, phase: status.phase, requests: run.actions.length, resyncAfterSeconds: run.response.resyncAfterSeconds };
   if (status.phase !== previousPhase) child.info({ ...fields, previousPhase, reason: status.conditions?.[0]?.reason }, status.message ?? '');
+  // Who holds a model that is not ours may be another tenant: its name goes to debug only.
+  if (status.conditions?.[0]?.reason === 'OwnershipConflict' && run.facts.model) {
+    child.debug({ owners: [...new Set(Object.values(run.facts.model.known).map((v) => v.owner))] }, 'owners of the versions read');
+  }
   else child.debug(fields, 'no change');
 }
 
