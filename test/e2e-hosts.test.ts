@@ -4,7 +4,7 @@
 // False when the only host leaves. Each test has its own lattice (wadm keeps hosts per lattice).
 import { after, before, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { startLattice, type SimulatedLattice } from './support/host-sim.js';
+import { startLattice, WADM_STALL_TOLERANT_MS, type SimulatedLattice } from './support/host-sim.js';
 import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { app } from './support/app.js';
@@ -44,7 +44,7 @@ function metacontroller(): FakeMetacontroller {
 }
 
 /** Metacontroller resyncs on resyncAfterSeconds; here we poll every 100 ms instead of waiting. */
-function until(mc: FakeMetacontroller, predicate: (obj: K8sObject) => boolean, timeoutMs = 15_000) {
+function until(mc: FakeMetacontroller, predicate: (obj: K8sObject) => boolean, timeoutMs = WADM_STALL_TOLERANT_MS) {
   return mc.waitFor('default', 'hello-world', (obj) => obj !== undefined && predicate(obj), { timeoutMs, intervalMs: 100 });
 }
 

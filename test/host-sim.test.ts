@@ -6,7 +6,7 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import yaml from 'js-yaml';
 import { connect, headers, JSONCodec, type NatsConnection, type Subscription } from 'nats';
-import { startLattice, type CtlRequest, type LatticeOptions, type SimulatedLattice } from './support/host-sim.js';
+import { startLattice, WADM_STALL_TOLERANT_MS, type CtlRequest, type LatticeOptions, type SimulatedLattice } from './support/host-sim.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { fixtureText } from './support/resources.js';
 import { startWadm, type WadmProcess } from './support/wadm.js';
@@ -84,9 +84,14 @@ class StatusLog {
     });
   }
 
-  /** The first status of `type` published after the first `from` messages. */
+  /**
+   * The first status of `type` published after the first `from` messages; a miss reports what wadm said
+   * and logged.
+   */
   until(type: string, from = 0): Promise<AppStatus> {
-    return until(() => this.seen.slice(from).find((s) => s.status.type === type), { what: `a "${type}" status after ${from}` });
+    const what = () => `a "${type}" status after ${from}; seen: ${JSON.stringify(this.seen.map((s) => s.status.type))}\n` +
+      `wadm's log (tail):\n${wadm.output().split('\n').slice(-30).join('\n')}`;
+    return until(() => this.seen.slice(from).find((s) => s.status.type === type), { what, timeoutMs: WADM_STALL_TOLERANT_MS });
   }
 
   close(): void {
@@ -127,7 +132,7 @@ async function heartbeatHandled(sim: SimulatedLattice): Promise<void> {
   const claims = () => sim.requests().filter((r) => r.operation === 'claims.get').length;
   const before = claims();
   await sim.heartbeatNow();
-  await until(() => claims() !== before, { what: 'claims.get after a heartbeat' });
+  await until(() => claims() !== before, { what: 'claims.get after a heartbeat', timeoutMs: WADM_STALL_TOLERANT_MS });
   await sleep(100); // the scalers run after claims.get
 }
 
@@ -261,7 +266,7 @@ describe('simulated wasmCloud hosts driven by the real wadm 0.21.1', () => {
     await api.undeploy('hello-world');
     const undeployed = await log.until('undeployed');
     assert.deepEqual(undeployed, { status: { type: 'undeployed', message: 'Manifest has been undeployed' }, version: '', components: [] });
-    await until(() => sim.events().some((e) => e.type === 'provider_stopped'));
+    await until(() => sim.events().some((e) => e.type === 'provider_stopped'), WADM_STALL_TOLERANT_MS);
     assert.deepEqual(commands(sim.requests().slice(sent)), ['component.scale', 'link.del', 'config.del', 'provider.stop']);
     assert.deepEqual([sim.components(), sim.providers(), sim.links(), sim.config()], [[], [], [], {}]);
     assert.equal(sim.events().filter((e) => e.type === 'component_scaled').at(-1)?.data['max_instances'], 0);
@@ -275,7 +280,7 @@ describe('simulated wasmCloud hosts driven by the real wadm 0.21.1', () => {
 
     const bothFailed = (s: AppStatus | undefined) =>
       scaler(s, 'hello_world-httpserver')?.type === 'failed' && scaler(s, 'hello_world-http_component')?.type === 'failed';
-    await until(() => bothFailed(log.seen.at(-1)));
+    await until(() => bothFailed(log.seen.at(-1)), WADM_STALL_TOLERANT_MS);
     const failed = log.seen.at(-1)!;
     assert.deepEqual(scaler(failed, 'hello_world-http_component'), { type: 'failed', message: `failed to fetch component ${HELLO_COMPONENT}` });
     assert.deepEqual(scaler(failed, 'hello_world-httpserver'), { type: 'failed', message: 'no space left on device' });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { PLURAL } from '../src/schema/crd.js';
 import { startKubeCluster, type KubeCluster } from './support/kube/cluster.js';
 import { installCrd } from './support/kube/crd.js';
-import { startLattice, type SimulatedLattice } from './support/host-sim.js';
+import { startLattice, WADM_STALL_TOLERANT_MS, type SimulatedLattice } from './support/host-sim.js';
 import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
 import { FakeApiServer } from './support/metacontroller/api-server.js';
 import { KubeParentStore } from './support/metacontroller/kube-parent-store.js';
@@ -64,7 +64,7 @@ const ready = (obj: K8sObject | undefined) => condition(obj, 'Ready')?.status ==
 
 /** Reconciles (as resyncs and watch events would) until the parent satisfies `predicate`. */
 async function until(mc: FakeMetacontroller<KubeParentStore>, predicate: (obj: K8sObject) => boolean): Promise<K8sObject> {
-  const { object } = await mc.waitFor('default', NAME, (obj) => obj !== undefined && predicate(obj), { timeoutMs: 60_000, intervalMs: 100 });
+  const { object } = await mc.waitFor('default', NAME, (obj) => obj !== undefined && predicate(obj), { timeoutMs: WADM_STALL_TOLERANT_MS, intervalMs: 100 });
   return object!;
 }
 

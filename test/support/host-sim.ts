@@ -5,4 +5,4 @@ export { startLattice, SimulatedLattice, type LatticeOptions } from './host-sim/
 export type {
   CtlRequest, HostInfo, HostSpec, Link, PublishedEvent, RunningComponent, RunningProvider, StringMap,
 } from './host-sim/types.js';
-export { untilWadmWatches } from './host-sim/wadm-ready.js';
+export { untilWadmWatches, WADM_STALL_TOLERANT_MS } from './host-sim/wadm-ready.js';

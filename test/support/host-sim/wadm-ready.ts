@@ -16,6 +16,13 @@
 import { headers, JSONCodec, type JetStreamManager, type NatsConnection } from 'nats';
 import { until } from '../wait.js';
 
+/**
+ * How long a test waits for wadm to act on what a simulated host reports. The cure below makes the stall
+ * rare, not impossible (once in ~600 CI lattices): wadm recovers by itself after ~35 s, so a test waits
+ * longer than that rather than fail on a delay wadm does end.
+ */
+export const WADM_STALL_TOLERANT_MS = 90_000;
+
 const EVENT_STREAM = 'wadm_event_consumer';
 const POLL_MS = 20;
 /** Lets the client finish recording its first pull before the first real event arrives. */
