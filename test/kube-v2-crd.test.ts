@@ -1,26 +1,36 @@
 // `convert --to v2` output judged by a real kube-apiserver (scripts/test-deps.sh builds it): the test
 // installs CRDs generated from our v2 schemas (src/schema/v2-crd.ts), then every golden output of
-// test/fixtures/v2/ passes `kubectl apply --dry-run=server` with nothing pruned, and the API server
-// refuses what our own check refuses (the hostInterfaces CEL rules, required and unknown fields).
+// test/fixtures/v2/ and the conversions of a fixed sample of the property test's applications pass
+// `kubectl apply --dry-run=server` with nothing pruned, and the API server refuses what our own check
+// refuses (the hostInterfaces CEL rules, the allowedHosts pattern, required and unknown fields).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import fc from 'fast-check';
 import yaml from 'js-yaml';
 import { v2Problems } from '../src/core/v2/check.js';
+import { convertToV2 } from '../src/core/v2/convert.js';
+import { validateParent } from '../src/core/validate.js';
 import { V2_GROUP, type HostInterface, type WorkloadDeployment } from '../src/schema/v2.js';
 import { renderV2CrdsYaml, WORKLOAD_DEPLOYMENT_PLURAL } from '../src/schema/v2-crd.js';
 import { startKubeCluster, type KubeCluster, type KubectlResult } from './support/kube/cluster.js';
 import { applyCrds, crdConditions } from './support/kube/crd.js';
+import { resource } from './support/resources.js';
+import { applications, specOfApplication } from './support/v2-applications.js';
 
 const GOLDEN = resolve(import.meta.dirname, 'fixtures/v2');
 const CRD_NAME = `${WORKLOAD_DEPLOYMENT_PLURAL}.${V2_GROUP}`;
+/** The namespace the flagged golden output and some generated conversions name (`--namespace apps`). */
+const NAMESPACE = 'apps';
+const SAMPLE = { seed: 20261201, numRuns: 60 };
 let kube: KubeCluster;
 let installWarnings: string;
 
 before(async () => {
   kube = await startKubeCluster();
   installWarnings = await applyCrds(kube, renderV2CrdsYaml(), [CRD_NAME]);
+  await kube.kubectlOk(['create', 'namespace', NAMESPACE]);
 });
 after(() => kube?.stop());
 
@@ -30,8 +40,9 @@ function goldenOutputs(): Map<string, WorkloadDeployment[]> {
   return new Map(files.map((file) => [file, (yaml.loadAll(readFileSync(join(GOLDEN, file), 'utf8')) as WorkloadDeployment[]).filter((doc) => doc !== null)]));
 }
 
+/** A fresh copy of the golden hello.yaml deployment, to break. */
 function hello(): WorkloadDeployment {
-  return goldenOutputs().get('hello.yaml')![0]!;
+  return yaml.load(readFileSync(join(GOLDEN, 'hello.yaml'), 'utf8')) as WorkloadDeployment;
 }
 
 /** hello.yaml's deployment with other hostInterfaces. */
@@ -65,8 +76,6 @@ describe('convert --to v2 output on a real API server, with CRDs generated from 
     const outputs = goldenOutputs();
     const empty = [...outputs].filter(([, docs]) => docs.length === 0).map(([file]) => file);
     assert.deepEqual(empty, ['shared-http.yaml'], 'only the providers-only shared application converts to nothing');
-    const namespaces = new Set([...outputs.values()].flat().flatMap((doc) => doc.metadata.namespace ?? []));
-    for (const namespace of namespaces) await kube.kubectlOk(['create', 'namespace', namespace]);
     let accepted = 0;
     for (const [file, docs] of outputs) {
       if (docs.length === 0) continue;
@@ -79,6 +88,43 @@ describe('convert --to v2 output on a real API server, with CRDs generated from 
       accepted += served.length;
     }
     assert.equal(accepted, 7, 'every WorkloadDeployment of the six golden outputs that have one');
+  });
+
+  it('accepts the conversions of a sample of the property test\'s generated applications, keeping every field', async () => {
+    const resources = fc.sample(applications, SAMPLE).flatMap((application) => {
+      const validation = validateParent(resource(application.name, specOfApplication(application)) as never, 'default');
+      return validation.ok ? convertToV2(validation.app, application.options).resources : [];
+    });
+    // The sample reaches shapes the golden outputs do not: secrets, host selectors, many packages in one workload.
+    const specs = resources.map((r) => r.spec.template.spec);
+    const entries = specs.flatMap((spec) => spec.hostInterfaces ?? []);
+    assert.ok(resources.length >= 30, `${resources.length} resources`);
+    assert.ok(entries.some((h) => h.secretFrom !== undefined) && entries.some((h) => h.configFrom !== undefined), 'secretFrom and configFrom');
+    assert.ok(specs.some((spec) => (spec.hostInterfaces ?? []).length >= 4), 'four or more host interfaces');
+    assert.ok(specs.some((spec) => spec.hostSelector !== undefined), 'a host selector');
+    assert.ok(resources.some((r) => r.metadata.namespace === NAMESPACE), 'a namespace');
+    const list = { apiVersion: 'v1', kind: 'List', items: resources };
+    const run = await kube.kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', '-'], { input: JSON.stringify(list) });
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(objectsOf(run.stdout).map((o) => o.spec), resources.map((r) => r.spec), 'the server pruned or defaulted nothing');
+  });
+
+  it('judges allowedHosts by the same pattern as our check (RE2 on the server, ECMAScript in Ajv)', async () => {
+    const allowing = (allowedHosts: string[]): WorkloadDeployment => {
+      const doc = hello();
+      doc.spec.template.spec.components[0]!.localResources = { allowedHosts };
+      return doc;
+    };
+    const good = allowing(['*', 'api.example.com:8443', 'https://*.example.org', 'http://10.0.0.1:80/']);
+    assert.deepEqual(v2Problems([good]), []);
+    const accepted = await dryRun(good);
+    assert.equal(accepted.code, 0, accepted.stderr);
+    for (const bad of ['https://api.example.com/v1', '*example.com', 'api.example.com?x=1']) {
+      assert.notDeepEqual(v2Problems([allowing([bad])]), [], bad);
+      const run = await dryRun(allowing([bad]));
+      assert.notEqual(run.code, 0, bad);
+      assert.ok(run.stderr.includes(`allowedHosts[0]: Invalid value: "${bad}": spec.template.spec.components[0].localResources.allowedHosts[0] in body should match`), run.stderr);
+    }
   });
 
   it('refuses two unnamed wasi:http entries, as our check does, and accepts them once one is named', async () => {
