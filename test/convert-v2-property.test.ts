@@ -6,94 +6,28 @@ import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { v2Problems } from '../src/core/v2/check.js';
-import { convertToV2, type V2Options } from '../src/core/v2/convert.js';
+import { convertToV2 } from '../src/core/v2/convert.js';
 import { validateParent } from '../src/core/validate.js';
 import { resource } from './support/resources.js';
+import { applications, specOfApplication } from './support/v2-applications.js';
 
 const SEED = Number(process.env['FUZZ_SEED'] ?? 20261130);
 const RUNS = Math.max(1, Math.round(300 * Number(process.env['FUZZ_RUNS_FACTOR'] ?? 1)));
 
-const NAMES = ['api', 'worker', 'Web_UI', 'kv', 'http', 'msg', 'blobs', 'billing'];
-const PACKAGES = [['wasi', 'http'], ['wasi', 'keyvalue'], ['wasi', 'blobstore'], ['wasmcloud', 'messaging'], ['wasi', 'logging'], ['acme', 'billing']];
-const INTERFACES = ['incoming-handler', 'outgoing-handler', 'store', 'atomics', 'handler', 'consumer', 'blobstore'];
-const IMAGES = ['ghcr.io/acme/app:1.0.0', 'localhost:5000/app:dev', 'oci://ghcr.io/acme/x:2', 'file:///tmp/app.wasm', 'wasmcloud+builtin://http-server'];
-
-const requirements = fc.dictionary(fc.constantFrom('region', 'zone', 'tier'), fc.constantFrom('east', 'west', 'moon'), { maxKeys: 2 });
-const spread = fc.record({ name: fc.constantFrom('east', 'West_1', 'the-moon', '_'), requirements, weight: fc.option(fc.nat(100), { nil: undefined }) });
-const scaler = fc.record({
-  type: fc.constantFrom('spreadscaler', 'daemonscaler'),
-  properties: fc.record({ instances: fc.nat(50), spread: fc.option(fc.array(spread, { maxLength: 3 }), { nil: undefined }) }, { requiredKeys: ['instances'] }),
-});
-const config = fc.record({ name: fc.constantFrom('defaults', 'Shared_Config', 'x'), properties: fc.option(fc.dictionary(fc.constantFrom('a', 'b', 'subscriptions', 'address'), fc.string({ maxLength: 8 })), { nil: undefined }) });
-const linkShape = fc.record({
-  target: fc.nat(NAMES.length - 1),
-  pkg: fc.constantFrom(...PACKAGES),
-  interfaces: fc.uniqueArray(fc.constantFrom(...INTERFACES), { minLength: 1, maxLength: 2 }),
-  name: fc.option(fc.constantFrom('default', 'second'), { nil: undefined }),
-  sourceConfig: fc.option(config, { nil: undefined }),
-  targetConfig: fc.option(config, { nil: undefined }),
-});
-const componentShape = fc.record({
-  type: fc.constantFrom('component', 'actor', 'capability'),
-  image: fc.constantFrom(...IMAGES),
-  shared: fc.boolean(),
-  id: fc.option(fc.constantFrom('fixed-id'), { nil: undefined }),
-  config: fc.array(config, { maxLength: 2 }),
-  secrets: fc.nat(2),
-  scalers: fc.array(scaler, { maxLength: 2 }),
-  links: fc.array(linkShape, { maxLength: 3 }),
-  custom: fc.boolean(),
-});
-
-type Shape = typeof componentShape extends fc.Arbitrary<infer T> ? T : never;
-
-/** Valid by construction where validation is strict (unique link config names, no shared scalers), so few cases are thrown away. */
-function specOf(shapes: Shape[], names: string[]): Record<string, unknown> {
-  const components = shapes.map((shape, i) => {
-    const seen = new Set<string>();
-    const links = shape.links.flatMap((l, t) => {
-      const keys = l.interfaces.map((iface) => `${l.name ?? 'default'} ${l.pkg.join(':')}/${iface}`);
-      if (keys.some((k) => seen.has(k))) return [];
-      keys.forEach((k) => seen.add(k));
-      const named = (c: typeof l.sourceConfig, end: string) => (c ? [{ ...c, name: `${c.name}-${i}-${t}-${end}` }] : undefined);
-      const target = { name: names[l.target % names.length]!, ...(l.targetConfig ? { config: named(l.targetConfig, 't') } : {}) };
-      const properties = { namespace: l.pkg[0], package: l.pkg[1], interfaces: l.interfaces, target, ...(l.name ? { name: l.name } : {}) };
-      return [{ type: 'link', properties: l.sourceConfig ? { ...properties, source: { config: named(l.sourceConfig, 's') } } : properties }];
-    });
-    const traits = [...(shape.shared ? [] : shape.scalers), ...links, ...(shape.custom ? [{ type: 'custom-trait', properties: {} }] : [])];
-    if (shape.shared) return { name: names[i], type: shape.type, properties: { application: { name: 'common', component: 'c' } }, traits };
-    const secrets = Array.from({ length: shape.secrets }, (_, s) => ({ name: `secret-${s}`, properties: { policy: 'vault', key: `path/${s}` } }));
-    const properties = { image: shape.image, ...(shape.id ? { id: `${shape.id}-${i}` } : {}), config: shape.config, secrets };
-    return { name: names[i], type: shape.type, properties, traits };
-  });
-  return { components, policies: [{ name: 'vault', type: 'policy.secret.wasmcloud.dev/v1alpha1', properties: { backend: 'vault-prod' } }] };
-}
-
-const applications = fc.record({
-  name: fc.stringMatching(/^[-\w]{1,40}$/),
-  names: fc.shuffledSubarray(NAMES, { minLength: 1, maxLength: NAMES.length }),
-  shapes: fc.array(componentShape, { minLength: NAMES.length, maxLength: NAMES.length }),
-  extras: fc.record({ suspend: fc.boolean(), lattice: fc.constantFrom('prod', undefined), description: fc.constantFrom('an app', undefined) }),
-  options: fc.record({
-    namespace: fc.constantFrom('apps', undefined),
-    httpHost: fc.constantFrom('app.example.com', undefined),
-    allowHosts: fc.subarray(['*', 'api.example.com:8443', 'https://*.example.org']),
-  }),
-});
-
 it('every conversion of a valid application validates against our v2 schemas, reports every component and is pure', () => {
   let converted = 0;
   const details = fc.check(
-    fc.property(applications, ({ name, names, shapes, extras, options }) => {
-      const spec = { ...specOf(shapes.slice(0, names.length), names), ...Object.fromEntries(Object.entries(extras).filter(([, v]) => v !== undefined)) };
+    fc.property(applications, (application) => {
+      const { name, names, options } = application;
+      const spec = specOfApplication(application);
       const validation = validateParent(resource(name, spec) as never, 'default');
       fc.pre(validation.ok);
       if (!validation.ok) return;
       const before = JSON.stringify(validation.app);
-      const first = convertToV2(validation.app, options as V2Options);
+      const first = convertToV2(validation.app, options);
       converted++;
       assert.deepEqual(v2Problems(first.resources), []);
-      assert.deepEqual(convertToV2(validation.app, options as V2Options), first);
+      assert.deepEqual(convertToV2(validation.app, options), first);
       assert.equal(JSON.stringify(validation.app), before, 'the input is not mutated');
       names.forEach((_, i) => assert.ok(first.findings.some((f) => f.path.startsWith(`spec.components[${i}]`)), `component ${i} is reported`));
       assert.equal(first.resources.length === 0, first.findings.some((f) => f.path === 'spec.components' && f.outcome === 'dropped'));

@@ -5,12 +5,15 @@ import { resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import yaml from 'js-yaml';
 import { buildCrd, renderCrdYaml } from '../src/schema/crd.js';
+import { buildWorkloadDeploymentCrd } from '../src/schema/v2-crd.js';
 import { fixtureResource } from './support/resources.js';
 
 type Node = Record<string, unknown>;
-const crd = buildCrd() as { spec: { names: Node; versions: Node[] } };
+type Crd = { spec: { names: Node; versions: Node[] } };
+const crd = buildCrd() as Crd;
 const version = crd.spec.versions[0]!;
-const openApi = (version['schema'] as { openAPIV3Schema: Node }).openAPIV3Schema;
+const schemaOf = (of: Crd): Node => (of.spec.versions[0]!['schema'] as { openAPIV3Schema: Node }).openAPIV3Schema;
+const openApi = schemaOf(crd);
 
 /** Every schema node with its path, depth first. */
 function* walk(node: Node, path: string): Generator<[string, Node]> {
@@ -26,8 +29,9 @@ describe('the generated CRD', () => {
     assert.equal(checkedIn, renderCrdYaml());
   });
 
-  it('is a structural schema: a type on every node, no const, $ref, typed unions or patternProperties', () => {
-    for (const [path, node] of walk(openApi, 'root')) {
+  it('is a structural schema: a type on every node, no const, $ref, typed unions or patternProperties (the v2 test CRD too)', () => {
+    const nodes = [...walk(openApi, 'root'), ...walk(schemaOf(buildWorkloadDeploymentCrd() as Crd), 'v2')];
+    for (const [path, node] of nodes) {
       assert.ok(node['type'] !== undefined || node['x-kubernetes-preserve-unknown-fields'] === true, `${path} has no type`);
       for (const banned of ['const', '$ref', '$id', '$schema', 'anyOf', 'oneOf', 'patternProperties']) {
         assert.equal(node[banned], undefined, `${path} has ${banned}`);

@@ -12,7 +12,7 @@ import { PHASES } from '../src/schema/status.js';
 import { buildStatus, fromWadm } from '../src/core/status.js';
 import { REASONS, verdict as verdictOf, type Reason, type Verdict } from '../src/core/reasons.js';
 import { startKubeCluster, type KubeCluster } from './support/kube/cluster.js';
-import { CRD_NAME, installCrd } from './support/kube/crd.js';
+import { CRD_NAME, crdConditions, installCrd } from './support/kube/crd.js';
 import { fixtureResource, hello, type Resource } from './support/resources.js';
 import { app } from './support/app.js';
 
@@ -45,8 +45,7 @@ function exampleApplications(): { file: string; doc: Resource }[] {
 describe('the CRD on a real API server', () => {
   it('installs without warnings and becomes Established with its names accepted', async () => {
     assert.equal(installWarnings, '');
-    const crd = JSON.parse(await kube.kubectlOk(['get', 'crd', CRD_NAME, '-o', 'json']));
-    const conditions = Object.fromEntries(crd.status.conditions.map((c: { type: string; status: string }) => [c.type, c.status]));
+    const conditions = await crdConditions(kube, CRD_NAME);
     assert.equal(conditions['Established'], 'True');
     assert.equal(conditions['NamesAccepted'], 'True');
   });

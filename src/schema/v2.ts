@@ -1,14 +1,17 @@
 // wasmCloud v2 resources (group runtime.wasmcloud.dev/v1alpha1), as `convert --to v2` writes them.
 // Our own schema of the runtime-operator's documented API (api/runtime/v1alpha1 and the CRDs of
-// charts/runtime-operator, wasmCloud/wasmCloud at 7cd553c), restricted to the fields we write.
+// charts/runtime-operator, wasmCloud/wasmCloud at 7cd553c), restricted to the fields we write (and
+// the few status fields the CRD's /scale subresource and printer columns read, see v2-crd.ts).
 // Objects are closed: no v2 CRD preserves unknown fields, so anything else would be pruned by the
 // API server without a word, and we would rather fail before printing.
 import { Type, type Static } from '@sinclair/typebox';
-import { StringEnum, StringMap } from './kit.js';
+import { celRules, StringEnum, StringMap } from './kit.js';
 
 const closed = { additionalProperties: false } as const;
 
-export const V2_API_VERSION = 'runtime.wasmcloud.dev/v1alpha1';
+export const V2_GROUP = 'runtime.wasmcloud.dev';
+export const V2_VERSION = 'v1alpha1';
+export const V2_API_VERSION = `${V2_GROUP}/${V2_VERSION}`;
 export const WORKLOAD_DEPLOYMENT = 'WorkloadDeployment';
 
 /** A DNS-1123 subdomain: what Kubernetes requires of object names. */
@@ -61,6 +64,22 @@ export const WorkloadComponentSchema = Type.Object(
   { ...closed, description: 'A WebAssembly component of the workload.' },
 );
 
+// The runtime-operator's two admission rules on hostInterfaces (since 2.5), in our words; the API
+// server runs them, hostInterfaceProblems() below is the same rule for our own check. `namespace`
+// and `package` are CEL keywords, hence __namespace__ and __package__. A name cannot be empty.
+const orEmpty = (entry: string, field: string) => `(has(${entry}.${field}) ? ${entry}.${field} : '')`;
+const samePackage = "b.__namespace__ == a.__namespace__ && b.__package__ == a.__package__";
+export const HOST_INTERFACE_RULES = [
+  {
+    rule: `self.all(a, self.filter(b, ${samePackage} && ${orEmpty('b', 'name')} == ${orEmpty('a', 'name')} && ${orEmpty('b', 'version')} == ${orEmpty('a', 'version')}).size() == 1)`,
+    message: 'two entries with the same namespace, package, name and version',
+  },
+  {
+    rule: `self.all(a, has(a.name) || self.filter(b, !has(b.name) && ${samePackage}).size() == 1)`,
+    message: 'at most one unnamed entry per namespace:package; merge them or name one',
+  },
+];
+
 export const WorkloadSpecSchema = Type.Object(
   {
     hostSelector: Type.Optional(StringMap({ description: 'Labels a host must carry to run the workload.' })),
@@ -69,10 +88,22 @@ export const WorkloadSpecSchema = Type.Object(
       Type.Array(HostInterfaceSchema, {
         maxItems: 64,
         description: 'Host interfaces; at most one unnamed entry per namespace:package (runtime-operator >= 2.5).',
+        ...celRules(...HOST_INTERFACE_RULES),
       }),
     ),
   },
   { ...closed, description: 'What one replica runs; all of it is placed on one host.' },
+);
+
+export const WorkloadDeploymentSpecSchema = Type.Object(
+  {
+    replicas: Type.Integer({ minimum: 0, maximum: 2147483647, description: 'Copies of the workload, each on one host.' }),
+    template: Type.Object(
+      { spec: WorkloadSpecSchema },
+      { ...closed, description: 'The workload every replica runs.' },
+    ),
+  },
+  { ...closed, description: 'How many replicas of which workload.' },
 );
 
 export const WorkloadDeploymentSchema = Type.Object(
@@ -88,15 +119,31 @@ export const WorkloadDeploymentSchema = Type.Object(
       },
       closed,
     ),
-    spec: Type.Object(
-      {
-        replicas: Type.Integer({ minimum: 0, maximum: 2147483647, description: 'Copies of the workload, each on one host.' }),
-        template: Type.Object({ spec: WorkloadSpecSchema }, closed),
-      },
-      closed,
-    ),
+    spec: WorkloadDeploymentSpecSchema,
   },
   { ...closed, description: 'Runs and scales a workload across wasmCloud v2 hosts.' },
+);
+
+const V2ConditionSchema = Type.Object(
+  {
+    type: Type.String({ description: 'Condition type, for example Ready.' }),
+    status: Type.String({ description: 'True, False or Unknown.' }),
+    reason: Type.Optional(Type.String({ description: 'Machine-readable reason.' })),
+    message: Type.Optional(Type.String({ description: 'What is going on, for humans.' })),
+    lastTransitionTime: Type.Optional(Type.String({ format: 'date-time', description: 'When status last changed.' })),
+    observedGeneration: Type.Optional(Type.Integer({ description: 'metadata.generation the condition was computed from.' })),
+  },
+  { description: 'A condition of the deployment.' },
+);
+
+/** What the runtime-operator writes that the CRD's /scale subresource and printer columns read; we never write it. */
+export const WorkloadDeploymentStatusSchema = Type.Object(
+  {
+    currentReplicas: Type.Optional(Type.Integer({ minimum: 0, description: 'Replicas running now; the /scale status replicas.' })),
+    selector: Type.Optional(Type.String({ description: 'Label selector of the replicas; the /scale selector (an HPA needs one).' })),
+    conditions: Type.Optional(Type.Array(V2ConditionSchema, { description: 'Conditions; Ready is the READY column.' })),
+  },
+  { description: 'Observed state, written by the runtime-operator.' },
 );
 
 export type HostInterface = Static<typeof HostInterfaceSchema>;
