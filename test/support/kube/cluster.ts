@@ -4,11 +4,11 @@
 // the CRD and the API semantics, not RBAC. Nothing listens beyond 127.0.0.1.
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeClient } from './client.js';
-import { binaryFrom, startProcess, untilReady, type ServerProcess } from './processes.js';
+import { binaryFrom, removedAtExit, startProcess, untilReady, type ServerProcess } from '../processes.js';
 import { freePort } from '../ports.js';
 
 // Generous: both binaries start in a few seconds, but CI shares 2 cores with other work.
@@ -33,10 +33,11 @@ export interface KubeCluster {
 
 export async function startKubeCluster(): Promise<KubeCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'kube-test-'));
+  const removeDir = removedAtExit(dir);
   const started: ServerProcess[] = [];
   const stop = async (): Promise<void> => {
     for (const process of started.reverse()) await process.stop();
-    rmSync(dir, { recursive: true, force: true });
+    removeDir();
   };
   try {
     const etcdUrl = await startEtcd(dir, started);
