@@ -27,7 +27,6 @@ export interface KubeCluster {
   kubectl(args: string[], options?: { input?: string }): Promise<KubectlResult>;
   /** Like kubectl(), but throws with stderr unless it exits 0; returns stdout. */
   kubectlOk(args: string[], options?: { input?: string }): Promise<string>;
-  output(): string;
   stop(): Promise<void>;
 }
 
@@ -53,7 +52,6 @@ export async function startKubeCluster(): Promise<KubeCluster> {
         if (run.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${run.code}:\n${run.stderr}`);
         return run.stdout;
       },
-      output: () => started.map((p) => `--- ${p.name}\n${p.output()}`).join('\n'),
       stop,
     };
   } catch (error) {
