@@ -133,7 +133,9 @@ async function heartbeatHandled(sim: SimulatedLattice): Promise<void> {
   const before = claims();
   await sim.heartbeatNow();
   await until(() => claims() !== before, { what: 'claims.get after a heartbeat', timeoutMs: WADM_STALL_TOLERANT_MS });
-  await sleep(100); // the scalers run after claims.get
+  // The scalers run after claims.get, and nothing marks their end when they decide nothing. This pause only gives a
+  // wrong command or status time to show; it cannot fail a test that is right, only miss a late wrong one.
+  await sleep(100);
 }
 
 // ---- tests -----------------------------------------------------------------------------------
@@ -272,48 +274,13 @@ describe('simulated wasmCloud hosts driven by the real wadm 0.21.1', () => {
     assert.equal(sim.events().filter((e) => e.type === 'component_scaled').at(-1)?.data['max_instances'], 0);
   });
 
-  it('failed component scales and provider starts are reported with their error, and retried after the backoff', async (t) => {
-    const sim = await openLattice(t, 'faults', { failScales: [HELLO_COMPONENT] });
-    sim.failStarts(HTTP_PROVIDER, 'no space left on device');
-    const log = watch(t, 'faults', 'hello-world');
-    await wadmApi('faults').putAndDeploy(manifest('hello.yaml'));
-
-    const bothFailed = (s: AppStatus | undefined) =>
-      scaler(s, 'hello_world-httpserver')?.type === 'failed' && scaler(s, 'hello_world-http_component')?.type === 'failed';
-    await until(() => bothFailed(log.seen.at(-1)), WADM_STALL_TOLERANT_MS);
-    const failed = log.seen.at(-1)!;
-    assert.deepEqual(scaler(failed, 'hello_world-http_component'), { type: 'failed', message: `failed to fetch component ${HELLO_COMPONENT}` });
-    assert.deepEqual(scaler(failed, 'hello_world-httpserver'), { type: 'failed', message: 'no space left on device' });
-    assert.deepEqual([sim.components(), sim.providers()], [[], []]);
-    t.diagnostic(`start failures: ${JSON.stringify(failed.status)}`);
-
-    sim.clearFaults();
-    await log.until('deployed', 0); // wadm backs off for 5 s after a failure event
-    assert.equal(sim.components().length, 1);
-    assert.equal(sim.providers().length, 1);
-  });
-
-  it('answers the control requests wadm never sends (ping, inventory, labels, auctions) in a real host\'s shapes', async (t) => {
-    const sim = await openLattice(t, 'direct', { hosts: [{ friendlyName: 'direct-host' }] });
-    const host = sim.hosts[0]!.id;
-    const ctl = async (op: string, body?: unknown, timeout = 2000) =>
-      json.decode((await nc.request(`wasmbus.ctl.v1.direct.${op}`, body === undefined ? new Uint8Array() : json.encode(body as Record<string, unknown>), { timeout })).data);
-
-    const ping = await ctl('host.ping');
-    assert.equal((ping['response'] as Record<string, unknown>)['id'], host);
-    assert.equal((ping['response'] as Record<string, unknown>)['version'], '1.9.2');
-    assert.deepEqual(await ctl(`label.put.${host}`, { key: 'zone', value: 'moon' }), { success: true, message: '' });
-    const inventory = (await ctl(`host.get.${host}`))['response'] as Record<string, unknown>;
-    assert.equal(inventory['friendly_name'], 'direct-host');
-    assert.equal((inventory['labels'] as Record<string, string>)['zone'], 'moon');
-    assert.deepEqual([inventory['components'], inventory['providers']], [[], []]);
-
-    const bid = await ctl('component.auction', { component_ref: HELLO_COMPONENT, component_id: 'c', constraints: { zone: 'moon' } });
-    assert.equal((bid['response'] as Record<string, unknown>)['host_id'], host);
-    await assert.rejects(ctl('provider.auction', { provider_ref: HTTP_PROVIDER, provider_id: 'p', constraints: { zone: 'mars' } }, 300), /TIMEOUT/);
-
+  it('answers a missing config, a link to missing config and a request wadm never sends as a real host does', async (t) => {
+    const sim = await openLattice(t, 'direct');
+    const ctl = async (op: string, body?: Record<string, unknown>) =>
+      json.decode((await nc.request(`wasmbus.ctl.v1.direct.${op}`, body === undefined ? new Uint8Array() : json.encode(body), { timeout: 2000 })).data);
     assert.deepEqual(await ctl('config.get.nothing'), { success: true, message: 'Configuration not found' });
-    assert.equal((await ctl('link.put', { source_id: 'a', target: 'b', wit_namespace: 'wasi', wit_package: 'http', interfaces: ['x'], source_config: ['nothing'] }))['success'], false);
-    assert.deepEqual(await ctl(`host.frobnicate.${host}`), { success: false, message: 'unsupported subject' });
+    const link = { source_id: 'a', target: 'b', wit_namespace: 'wasi', wit_package: 'http', interfaces: ['x'], source_config: ['nothing'] };
+    assert.deepEqual(await ctl('link.put', link), { success: false, message: 'failed to validate link config: configuration nothing does not exist' });
+    assert.deepEqual(await ctl(`component.update.${sim.hosts[0]!.id}`, {}), { success: false, message: 'unsupported subject' });
   });
 });

@@ -1,4 +1,4 @@
-// The whole chain with a real API server: `kubectl apply` → kube-apiserver → the Metacontroller emulator (watching
+// The whole chain with a real API server: `kubectl apply` → kube-apiserver → the Metacontroller emulator (reading
 // the parent, writing /status on a resourceVersion precondition, adding and removing its finalizer) → our service →
 // real wadm → simulated hosts. What reaches the API server is judged by the real thing: the status schema, the
 // status subresource, generation and finalizer semantics, and `kubectl wait`. The same server checks that the
@@ -10,9 +10,8 @@ import { startKubeCluster, type KubeCluster } from './support/kube/cluster.js';
 import { installCrd } from './support/kube/crd.js';
 import { startLattice, WADM_STALL_TOLERANT_MS, type SimulatedLattice } from './support/host-sim.js';
 import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
-import { FakeApiServer } from './support/metacontroller/api-server.js';
+import { ApiError, FakeApiServer, type ParentStore } from './support/metacontroller/api-server.js';
 import { KubeParentStore } from './support/metacontroller/kube-parent-store.js';
-import { ApiError, type ParentStore } from './support/metacontroller/parent-store.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { startService, type RunningService } from './support/service.js';
 import { startWadm, type WadmProcess } from './support/wadm.js';
@@ -38,10 +37,9 @@ before(async () => {
   sim = await startLattice({ servers: nats.url, lattice: LATTICE, hosts: [{ labels: {} }], heartbeatMs: 500, waitForWadm: true });
   running = await startService({ after: (fn) => void cleanups.push(fn) }, { NATS_URL: nats.url }, { deployGraceMs: 2000 });
   await running.connected();
-  store = await KubeParentStore.start(kube.client, RESOURCE);
+  store = new KubeParentStore(kube.client, RESOURCE);
 });
 after(async () => {
-  store?.stop();
   for (const cleanup of cleanups.reverse()) await cleanup();
   await sim?.stop();
   await wadm?.stop();
@@ -155,7 +153,7 @@ const json = (value: unknown): string => JSON.stringify(value);
 
 describe('the in-memory API server of the fast tiers', () => {
   it('keeps the rules of kube-apiserver that a hook can observe', async () => {
-    const fake = new FakeApiServer({ ...RESOURCE }, () => new Date());
+    const fake = new FakeApiServer(RESOURCE);
     const real = await observe(store, 'rules');
     assert.equal(real.length, 11, 'every step observed');
     assert.deepEqual(await observe(fake, 'rules'), real);

@@ -1,129 +1,90 @@
+// The native-process support (test/support/processes.ts) through its main user, nats-server: readiness, restart on
+// the same port and store, a stop that waits, errors that show the log, and no leftover after a test run ends.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { connect, ErrorCode, type NatsConnection, type NatsError } from 'nats';
-import { natsServerBinary, startNatsServer, withNatsServer } from './support/nats-server.js';
+import { startNatsServer } from './support/nats-server.js';
+import { binaryFrom } from './support/processes.js';
 import { until } from './support/wait.js';
 
 const SUPPORT = fileURLToPath(new URL('./support/nats-server.ts', import.meta.url));
 
-/** A zombie (dead, waiting to be reaped by an adopting init) counts as gone. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  if (!existsSync('/proc/self/stat')) return true; // no procfs: trust kill(0)
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
-  } catch {
-    return false; // exited in between
-  }
-}
+/** Whether a server answers at `url` now (this very one, when its id is given: the port may be taken again). */
+const answers = (url: string, serverId?: string): Promise<boolean> => connect({ servers: url, reconnect: false })
+  .then((nc) => nc.close().then(() => serverId === undefined || nc.info?.server_id === serverId), () => false);
 
 async function nextStatus(nc: NatsConnection, type: string): Promise<void> {
   for await (const status of nc.status()) if (status.type === type) return;
 }
 
-/**
- * A child node process that starts a server and prints its pid; then it either exits on its own
- * (`process.exit`) or idles until we SIGTERM it.
- */
-function childWithServer(ending: 'exit' | 'sigterm'): Promise<{ pid: number; code: number | null; signal: string | null }> {
+/** A child node process that starts a server and prints its URL and id, then exits on its own or is sent SIGTERM. */
+function childWithServer(ending: 'exit' | 'sigterm'): Promise<{ url: string; id: string; code: number | null; signal: string | null }> {
   const script = `
     const { startNatsServer } = await import(${JSON.stringify(SUPPORT)});
-    const server = await startNatsServer();
-    console.log(server.pid);
+    const { connect } = await import('nats');
+    const { url } = await startNatsServer();
+    const nc = await connect({ servers: url });
+    console.log(url, nc.info.server_id);
+    await nc.close();
     ${ending === 'exit' ? 'process.exit(0);' : 'setInterval(() => {}, 1000);'}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString();
     if (ending === 'sigterm' && out.includes('\n')) child.kill('SIGTERM');
   });
-  return new Promise((resolve) => {
-    child.on('exit', (code, signal) => resolve({ pid: Number(out.trim()), code, signal }));
-  });
+  return new Promise((resolve) => child.on('exit', (code, signal) => {
+    const [url = '', id = ''] = out.trim().split(' ');
+    resolve({ url, id, code, signal });
+  }));
 }
 
 describe('nats-server for tests', () => {
-  it('starts a server with JetStream on a free local port', async (t) => {
-    const server = await withNatsServer(t);
-    assert.match(server.url, /^nats:\/\/127\.0\.0\.1:\d+$/);
-    const nc = await connect({ servers: server.url });
-    const info = await (await nc.jetstreamManager()).getAccountInfo();
-    assert.equal(typeof info.streams, 'number');
-    await nc.close();
+  it('starts with JetStream on a free local port, or without it when asked', async (t) => {
+    const [js, plain] = [await startNatsServer(), await startNatsServer({ jetstream: false })];
+    t.after(() => Promise.all([js.dispose(), plain.dispose()]));
+    assert.match(js.url, /^nats:\/\/127\.0\.0\.1:\d+$/);
+    const [a, b] = [await connect({ servers: js.url }), await connect({ servers: plain.url })];
+    assert.equal(typeof (await (await a.jetstreamManager()).getAccountInfo()).streams, 'number');
+    await assert.rejects(b.jetstreamManager(), (e: NatsError) => e.code === ErrorCode.JetStreamNotEnabled);
+    await Promise.all([a.close(), b.close()]);
   });
 
-  it('starts a server without JetStream when asked', async (t) => {
-    const server = await withNatsServer(t, { jetstream: false });
-    const nc = await connect({ servers: server.url });
-    await assert.rejects(nc.jetstreamManager(), (e: NatsError) => e.code === ErrorCode.JetStreamNotEnabled);
-    await nc.close();
-  });
-
-  it('restarts on the same port with the same JetStream store', async (t) => {
-    const server = await withNatsServer(t);
-    const firstPid = server.pid;
+  it('stops for good, idempotently, and restarts on the same port with the same JetStream store', async (t) => {
+    const server = await startNatsServer();
+    t.after(() => server.dispose());
     const nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 50 });
     t.after(() => nc.close());
     await (await nc.jetstreamManager()).streams.add({ name: 'KEEP', subjects: ['keep.>'] });
 
     const reconnected = nextStatus(nc, 'reconnect');
     await server.stop();
-    assert.equal(server.pid, undefined);
-    assert.equal(alive(firstPid ?? 0), false);
+    await server.stop();
+    assert.equal(await answers(server.url), false, 'stop resolves once the server is gone');
     await server.restart();
     // A request made while the client is still reconnecting can time out: wait for the client.
     await reconnected;
-
-    assert.notEqual(server.pid, firstPid);
-    const info = await (await nc.jetstreamManager()).streams.info('KEEP');
-    assert.equal(info.config.name, 'KEEP');
+    assert.equal((await (await nc.jetstreamManager()).streams.info('KEEP')).config.name, 'KEEP');
   });
 
-  it('stop is idempotent and waits for the process to exit', async () => {
-    const server = await startNatsServer({ jetstream: false });
-    const pid = server.pid ?? 0;
-    await server.stop();
-    await server.stop();
-    assert.equal(alive(pid), false);
-    await server.dispose();
+  it('a failed start reports the command and the server output', async () => {
+    await assert.rejects(startNatsServer({ extraArgs: ['--no-such-flag'] }), /nats-server exited[\s\S]*flag provided but not defined[\s\S]*--no-such-flag/);
   });
 
-  it('a failed start reports the command and the tail of the server output', async () => {
-    await assert.rejects(startNatsServer({ extraArgs: ['--no-such-flag'] }), (e: Error) => {
-      assert.match(e.message, /nats-server exited during startup/);
-      assert.match(e.message, /flag provided but not defined/); // the head of a long usage text
-      return true;
+  for (const ending of ['exit', 'sigterm'] as const) {
+    it(`a test process that ends with ${ending} leaves no nats-server behind`, async () => {
+      const run = await childWithServer(ending);
+      assert.deepEqual([run.code, run.signal], ending === 'exit' ? [0, null] : [null, 'SIGTERM']);
+      assert.match(run.url, /^nats:/);
+      await until(async () => !(await answers(run.url, run.id)), { what: 'the server is gone' });
     });
-  });
+  }
 
-  it('a test process that exits without stopping its server leaves no nats-server behind', async () => {
-    const run = await childWithServer('exit');
-    assert.equal(run.code, 0);
-    await until(() => !alive(run.pid), { what: 'the process is gone' });
-  });
-
-  it('a test process killed with SIGTERM leaves no nats-server behind', async () => {
-    const run = await childWithServer('sigterm');
-    assert.equal(run.signal, 'SIGTERM');
-    await until(() => !alive(run.pid), { what: 'the process is gone' });
-  });
-
-  it('the binary comes from NATS_SERVER_BIN first', () => {
-    const real = natsServerBinary();
-    assert.equal(natsServerBinary({ NATS_SERVER_BIN: real, PATH: '' }, '/nonexistent'), real);
-    assert.throws(() => natsServerBinary({ NATS_SERVER_BIN: '/nonexistent/nats-server' }), /NATS_SERVER_BIN/);
-  });
-
-  it('a missing binary points at scripts/test-deps.sh', () => {
-    assert.throws(() => natsServerBinary({ PATH: '' }, '/nonexistent'), /bash scripts\/test-deps\.sh/);
+  it('binaries come from the variables scripts/test-deps.sh writes, and a missing one says so', () => {
+    assert.equal(binaryFrom('NATS_SERVER_BIN'), process.env['NATS_SERVER_BIN']);
+    assert.throws(() => binaryFrom('NATS_SERVER_BIN', {}), /NATS_SERVER_BIN is not set: run `bash scripts\/test-deps\.sh`/);
+    assert.throws(() => binaryFrom('NATS_SERVER_BIN', { NATS_SERVER_BIN: '/nonexistent' }), /not an executable file/);
   });
 });

@@ -9,7 +9,7 @@ export const REPO_FIXTURES_DIR = fileURLToPath(new URL('../fixtures/wadm/', impo
 export const SHARED_FIXTURES_DIR = fileURLToPath(new URL('../../../shared/fixtures/wadm/', import.meta.url));
 
 /** `$WADM_FIXTURES_DIR`, else `test/fixtures/wadm`. */
-export function fixturesDir(env: NodeJS.ProcessEnv = process.env): string {
+function fixturesDir(env: NodeJS.ProcessEnv = process.env): string {
   return env['WADM_FIXTURES_DIR'] || REPO_FIXTURES_DIR;
 }
 

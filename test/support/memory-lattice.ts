@@ -40,8 +40,6 @@ export class MemoryLattice {
 
   /** The Lattice interface of src/hooks.ts; the lattice id is recorded, not used. */
   readonly lattices: string[] = [];
-  /** How many applications other lattices list (read-index); none unless a test says so. */
-  readonly indexes = new Map<string, number>();
   perform(lattice: string, name: string, action: Action): Promise<ActionResult> {
     this.lattices.push(lattice);
     return Promise.resolve(this.performSync(name, action));
@@ -64,7 +62,8 @@ export class MemoryLattice {
         return { kind: 'version', version: action.version, facts: stored ? { version: action.version, ...stored } : null };
       }
       case 'read-index':
-        return { kind: 'index', lattice: action.lattice, models: this.indexes.get(action.lattice) ?? 0 };
+        // Other lattices list no application here.
+        return { kind: 'index', lattice: action.lattice, models: 0 };
       case 'read-status':
         return { kind: 'status', status: this.statuses.get(name) ?? { status: { status: { type: 'undeployed' } }, predatesDeploy: false } };
       case 'put': {

@@ -1,21 +1,14 @@
-// Real nats-server processes for tests: a free port, a fresh JetStream store, readiness checks,
-// stop/restart on the same port and store (tests kill NATS mid-scenario), and an exit hook so a
-// crashed or interrupted test run leaves no server behind.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+// Real nats-server processes for tests (the one scripts/test-deps.sh pinned): a free port, a fresh JetStream store,
+// readiness awaited, and stop/restart on the same port and store (tests kill NATS mid-scenario).
+import { mkdtempSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { TestContext } from 'node:test';
+import { join } from 'node:path';
 import { connect } from 'nats';
 import { freePort } from './ports.js';
-import { until } from './wait.js';
+import { binaryFrom, removedAtExit, startProcess, untilReady, type ServerProcess } from './processes.js';
 
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const START_TIMEOUT_MS = 10_000;
-const STOP_TIMEOUT_MS = 5_000;
-const LOG_LIMIT = 64 * 1024;
 
 export interface NatsServerOptions {
   /** `-js` with a store in a fresh temp dir (default true). */
@@ -29,196 +22,70 @@ export interface NatsServerOptions {
 export interface NatsServer {
   readonly url: string;
   readonly port: number;
-  readonly storeDir: string;
-  /** The current process id (changes on restart); undefined while stopped. */
-  readonly pid: number | undefined;
-  /** SIGTERM, then SIGKILL after 5 s; resolves once the process has exited. Idempotent. */
+  /** Resolves once the process has exited. Idempotent. */
   stop(): Promise<void>;
   /** Starts again on the same port and store dir (stopping first if running). */
   restart(): Promise<void>;
   /** stop() and delete the store dir. */
   dispose(): Promise<void>;
-  /** The server's recent log output (stderr and stdout). */
+  /** The log of the current process (since the last restart). */
   output(): string;
 }
 
-/**
- * `$NATS_SERVER_BIN`, else `<repo>/.cache/bin/nats-server` (installed by `bash scripts/test-deps.sh`),
- * else `nats-server` on the PATH.
- */
-export function natsServerBinary(env: NodeJS.ProcessEnv = process.env, repoRoot = REPO_ROOT): string {
-  const fromEnv = env['NATS_SERVER_BIN'];
-  if (fromEnv) {
-    if (!isExecutable(fromEnv)) throw new Error(`NATS_SERVER_BIN=${fromEnv} is not an executable file`);
-    return fromEnv;
-  }
-  const candidates = [
-    join(repoRoot, '.cache', 'bin', 'nats-server'),
-    ...(env['PATH'] ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, 'nats-server')),
-  ];
-  const found = candidates.find(isExecutable);
-  if (found) return found;
-  throw new Error(
-    'nats-server not found: set NATS_SERVER_BIN, or run `bash scripts/test-deps.sh` to install it into .cache/bin, ' +
-      'or put nats-server (>= 2.10) on the PATH',
-  );
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export async function startNatsServer(options: NatsServerOptions = {}): Promise<NatsServer> {
-  const binary = natsServerBinary();
+  const binary = binaryFrom('NATS_SERVER_BIN');
   const storeDir = mkdtempSync(join(tmpdir(), 'nats-test-'));
-  liveDirs.add(storeDir);
+  const removeStore = removedAtExit(storeDir);
+  const { jetstream = true, extraArgs = [], configFile } = options;
   // A port picked by the OS may be taken again before nats-server binds it: try a few.
   for (let attempt = 1; ; attempt++) {
-    const server = new ServerProcess(binary, await freePort(), storeDir, options);
+    const port = await freePort();
+    const url = `nats://127.0.0.1:${port}`;
+    const args = [...(configFile ? ['-c', configFile] : []), '-a', '127.0.0.1', '-p', String(port), ...(jetstream ? ['-js', '-sd', storeDir] : []), ...extraArgs];
+    const launch = async (): Promise<ServerProcess> => {
+      const process = startProcess('nats-server', binary, args);
+      try {
+        await untilReady(process, jetstream ? () => jetStreamReady(url) : () => portOpen(port), START_TIMEOUT_MS);
+        return process;
+      } catch (error) {
+        await process.stop();
+        throw new Error(`${(error as Error).message}\n(command: ${binary} ${args.join(' ')})`);
+      }
+    };
     try {
-      await server.start();
-      return server;
-    } catch (e) {
-      if (!(e instanceof PortInUse) || attempt === 5) {
-        await server.dispose();
-        throw e;
+      let current = await launch();
+      return {
+        url,
+        port,
+        stop: () => current.stop(),
+        async restart() {
+          await current.stop();
+          current = await launch();
+        },
+        async dispose() {
+          await current.stop();
+          removeStore();
+        },
+        output: () => current.output(),
+      };
+    } catch (error) {
+      if (!/address already in use/i.test(String(error)) || attempt === 5) {
+        removeStore();
+        throw error;
       }
     }
-  }
-}
-
-/** node:test helper: a server that is disposed after the test (or suite hook) `t`. */
-export async function withNatsServer(t: Pick<TestContext, 'after'>, options?: NatsServerOptions): Promise<NatsServer> {
-  const server = await startNatsServer(options);
-  t.after(() => server.dispose());
-  return server;
-}
-
-class PortInUse extends Error {}
-
-class ServerProcess implements NatsServer {
-  readonly url: string;
-  private child: ChildProcess | undefined;
-  private exited: Promise<void> = Promise.resolve();
-  private log = '';
-
-  constructor(
-    private readonly binary: string,
-    readonly port: number,
-    readonly storeDir: string,
-    private readonly options: NatsServerOptions,
-  ) {
-    this.url = `nats://127.0.0.1:${port}`;
-  }
-
-  get pid(): number | undefined {
-    return this.child?.pid;
-  }
-
-  output(): string {
-    return this.log;
-  }
-
-  async start(): Promise<void> {
-    const child = spawn(this.binary, this.args(), { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child = child;
-    liveChildren.add(child);
-    installExitHook();
-    const append = (chunk: Buffer): void => {
-      this.log = (this.log + chunk.toString()).slice(-LOG_LIMIT);
-    };
-    child.stdout?.on('data', append);
-    child.stderr?.on('data', append);
-    this.exited = new Promise((resolve) => {
-      child.once('exit', () => {
-        liveChildren.delete(child);
-        if (this.child === child) this.child = undefined;
-        resolve();
-      });
-      child.once('error', (e) => {
-        this.log += `\nspawn error: ${e.message}`;
-        liveChildren.delete(child);
-        if (this.child === child) this.child = undefined;
-        resolve();
-      });
-    });
-    try {
-      await this.waitUntilReady(child);
-    } catch (e) {
-      await this.stop();
-      if (/address already in use/i.test(this.log)) throw new PortInUse(this.describe('port in use'));
-      throw e;
-    }
-  }
-
-  private args(): string[] {
-    const { jetstream = true, extraArgs = [], configFile } = this.options;
-    return [
-      ...(configFile ? ['-c', configFile] : []),
-      '-a', '127.0.0.1', '-p', String(this.port),
-      ...(jetstream ? ['-js', '-sd', this.storeDir] : []),
-      ...extraArgs,
-    ];
-  }
-
-  private async waitUntilReady(child: ChildProcess): Promise<void> {
-    let gone = false;
-    void this.exited.then(() => (gone = true));
-    const check = this.options.jetstream === false ? () => portOpen(this.port) : () => jetStreamReady(this.url);
-    const ready = async () => {
-      if (gone || child.exitCode !== null) throw new Error(this.describe('nats-server exited during startup'));
-      return check();
-    };
-    await until(ready, { what: () => this.describe('nats-server ready'), timeoutMs: START_TIMEOUT_MS, intervalMs: 25 });
-  }
-
-  async stop(): Promise<void> {
-    const child = this.child;
-    if (child === undefined) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-    await this.exited;
-    clearTimeout(timer);
-  }
-
-  async restart(): Promise<void> {
-    await this.stop();
-    this.log += '\n--- restart ---\n';
-    await this.start();
-  }
-
-  async dispose(): Promise<void> {
-    await this.stop();
-    rmSync(this.storeDir, { recursive: true, force: true });
-    liveDirs.delete(this.storeDir);
-  }
-
-  /** The problem, the command line, and the server's output: its first lines and its tail. */
-  private describe(problem: string): string {
-    const lines = this.log.trimEnd().split('\n');
-    const shown = lines.length <= 40 ? lines : [...lines.slice(0, 5), '[...]', ...lines.slice(-30)];
-    return `${problem} (${this.binary} ${this.args().join(' ')})\n--- nats-server output ---\n${shown.join('\n')}`;
   }
 }
 
 /** With JetStream, "ready" means a client can connect and reach the JetStream API. */
 async function jetStreamReady(url: string): Promise<boolean> {
   if (!(await portOpen(Number(new URL(url).port)))) return false;
+  const nc = await connect({ servers: url, reconnect: false, timeout: 1_000 });
   try {
-    const nc = await connect({ servers: url, reconnect: false, timeout: 1_000 });
-    try {
-      await nc.jetstreamManager({ timeout: 1_000 }); // fetches the account info: fails until JetStream is up
-      return true;
-    } finally {
-      await nc.close();
-    }
-  } catch {
-    return false;
+    await nc.jetstreamManager({ timeout: 1_000 }); // fetches the account info: fails until JetStream is up
+    return true;
+  } finally {
+    await nc.close();
   }
 }
 
@@ -231,31 +98,4 @@ function portOpen(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
-}
-
-// ---- leftovers -----------------------------------------------------------------------------------
-
-const liveChildren = new Set<ChildProcess>();
-const liveDirs = new Set<string>();
-let hookInstalled = false;
-
-/** On exit (or SIGINT/SIGTERM/SIGHUP) kill every server still running and remove its store. */
-function installExitHook(): void {
-  if (hookInstalled) return;
-  hookInstalled = true;
-  process.on('exit', killLeftovers);
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(signal, () => {
-      killLeftovers();
-      // Only re-raise when nobody else handles the signal, to keep its default effect (exit).
-      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-    });
-  }
-}
-
-function killLeftovers(): void {
-  for (const child of liveChildren) child.kill('SIGKILL');
-  liveChildren.clear();
-  for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
-  liveDirs.clear();
 }

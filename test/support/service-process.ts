@@ -2,10 +2,10 @@
 // it: on a free loopback port, its JSON log lines parsed, its /metrics readable. Several can run
 // side by side, like the replicas of the Deployment.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { freePort } from './ports.js';
+import { allowAllPolicy } from './service.js';
+import { until } from './wait.js';
 
 const MAIN = resolve(import.meta.dirname, '../../src/main.ts');
 
@@ -20,10 +20,8 @@ export interface ServiceProcess {
 
 export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'service-'));
-  writeFileSync(join(dir, 'policy.yaml'), 'rules:\n  - namespaces: ["*"]\n    lattices: ["*"]\n');
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', LOG_FORMAT: 'json', LATTICE_POLICY_FILE: join(dir, 'policy.yaml'), SHUTDOWN_DELAY_MS: '0', ...env },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', LOG_FORMAT: 'json', LATTICE_POLICY_FILE: allowAllPolicy(), SHUTDOWN_DELAY_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Record<string, unknown>[] = [];
@@ -36,11 +34,11 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
   });
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-  // Wait for the process to say it listens, not for a deadline: a loaded machine starts slowly.
-  while (!logs.some((l) => String(l['msg']).startsWith('Server listening'))) {
+  // Wait for the process to say it listens: a loaded machine starts slowly.
+  await until(() => {
     if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    return logs.some((l) => String(l['msg']).startsWith('Server listening'));
+  }, { what: () => `the service listens:\n${stderr}`, timeoutMs: 60_000 });
   const url = `http://127.0.0.1:${port}`;
   return {
     url,

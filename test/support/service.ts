@@ -3,7 +3,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, type Config } from '../../src/service/config.js';
+import { loadConfig } from '../../src/service/config.js';
 import { createLogger } from '../../src/service/logger.js';
 import { createService, type Service, type ServiceOptions } from '../../src/service/build.js';
 import { jsonLogSink } from './logs.js';
@@ -12,7 +12,6 @@ import { until } from './wait.js';
 export interface RunningService {
   service: Service;
   url: string;
-  config: Config;
   logs: Record<string, unknown>[];
   /** Resolves once the service reports a NATS connection. */
   connected(timeoutMs?: number): Promise<void>;
@@ -24,7 +23,7 @@ export interface Cleanups {
 }
 
 /** Tests use many lattices; the tenancy tests set a policy of their own. */
-function allowAllPolicy(): string {
+export function allowAllPolicy(): string {
   const dir = mkdtempSync(join(tmpdir(), 'policy-'));
   const path = join(dir, 'policy.yaml');
   writeFileSync(path, 'rules:\n  - namespaces: ["*"]\n    lattices: ["*"]\n');
@@ -45,7 +44,6 @@ export async function startService(
   return {
     service,
     url: address,
-    config: loaded.config,
     logs,
     async connected(timeoutMs = 10_000) {
       await until(() => service.link.isConnected(), { what: 'the service connects to NATS', timeoutMs });

@@ -1,22 +1,11 @@
-// A minimal HTTPS client of the test API server: JSON requests with the bearer token, and watches
-// read as newline-delimited JSON events. Node's fetch cannot take a private CA, so node:https.
+// A minimal HTTPS client of the test API server: JSON requests with the bearer token. Node's fetch
+// cannot take a private CA, so node:https.
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 
 export interface KubeResponse<T = any> {
   status: number;
   body: T;
-}
-
-export interface WatchEvent {
-  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
-  object: any;
-}
-
-export interface Watch {
-  /** Resolves when the server ends the watch (or stop() is called). */
-  readonly ended: Promise<void>;
-  stop(): void;
 }
 
 export class KubeClient {
@@ -33,27 +22,6 @@ export class KubeClient {
     // /readyz and friends answer plain text.
     const isJson = (res.headers['content-type'] ?? '').startsWith('application/json');
     return { status: res.statusCode ?? 0, body: (isJson ? JSON.parse(text) : text) as T };
-  }
-
-  /** Streams the events of `path?watch=1...` to `onEvent`, in the order the server sends them. */
-  async watch(path: string, onEvent: (event: WatchEvent) => void): Promise<Watch> {
-    const res = await this.open('GET', path, {});
-    if (res.statusCode !== 200) throw new Error(`watch ${path}: HTTP ${res.statusCode}: ${await readAll(res)}`);
-    let buffered = '';
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      buffered += chunk;
-      for (let newline = buffered.indexOf('\n'); newline !== -1; newline = buffered.indexOf('\n')) {
-        const line = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
-        if (line.trim() !== '') onEvent(JSON.parse(line) as WatchEvent);
-      }
-    });
-    const ended = new Promise<void>((resolve) => {
-      res.on('close', resolve);
-      res.on('error', () => resolve());
-    });
-    return { ended, stop: () => res.destroy() };
   }
 
   private open(method: string, path: string, headers: Record<string, string>, payload?: string): Promise<IncomingMessage> {

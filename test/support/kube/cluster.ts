@@ -4,11 +4,11 @@
 // the CRD and the API semantics, not RBAC. Nothing listens beyond 127.0.0.1.
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeClient } from './client.js';
-import { binaryFrom, startProcess, untilReady, type ServerProcess } from './processes.js';
+import { binaryFrom, removedAtExit, startProcess, untilReady, type ServerProcess } from '../processes.js';
 import { freePort } from '../ports.js';
 
 // Generous: both binaries start in a few seconds, but CI shares 2 cores with other work.
@@ -27,16 +27,16 @@ export interface KubeCluster {
   kubectl(args: string[], options?: { input?: string }): Promise<KubectlResult>;
   /** Like kubectl(), but throws with stderr unless it exits 0; returns stdout. */
   kubectlOk(args: string[], options?: { input?: string }): Promise<string>;
-  output(): string;
   stop(): Promise<void>;
 }
 
 export async function startKubeCluster(): Promise<KubeCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'kube-test-'));
+  const removeDir = removedAtExit(dir);
   const started: ServerProcess[] = [];
   const stop = async (): Promise<void> => {
     for (const process of started.reverse()) await process.stop();
-    rmSync(dir, { recursive: true, force: true });
+    removeDir();
   };
   try {
     const etcdUrl = await startEtcd(dir, started);
@@ -52,7 +52,6 @@ export async function startKubeCluster(): Promise<KubeCluster> {
         if (run.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${run.code}:\n${run.stderr}`);
         return run.stdout;
       },
-      output: () => started.map((p) => `--- ${p.name}\n${p.output()}`).join('\n'),
       stop,
     };
   } catch (error) {

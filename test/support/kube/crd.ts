@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { GROUP, PLURAL } from '../../../src/schema/crd.js';
 import type { KubeCluster } from './cluster.js';
 
-export const CRD_FILE = resolve(import.meta.dirname, '../../../manifests/crd.yaml');
+const CRD_FILE = resolve(import.meta.dirname, '../../../manifests/crd.yaml');
 export const CRD_NAME = `${PLURAL}.${GROUP}`;
 
 /** `kubectl apply -f manifests/crd.yaml`, then `kubectl wait --for=condition=Established`; returns apply's stderr (warnings). */

@@ -1,66 +1,107 @@
-// An in-memory API server for one namespaced CRD with the status subresource, for the fast tiers. It keeps the
-// server-side rules a hook can observe: uid, resourceVersion on every real write (no-op writes are skipped),
-// generation bumped only by body changes and by the start of deletion, status ignored on main-resource writes,
-// finalizer-gated deletion, resourceVersion preconditions. What only the real server can tell (managedFields, schema
-// validation, CEL rules, list merging) is left to the real-API-server tier (test/kube-*.test.ts), which also runs the
-// rules kept here against kube-apiserver.
+// The parent store of the Metacontroller emulator, and its in-memory implementation for the fast tiers. The
+// in-memory API server keeps the server-side rules a hook can observe: uid, a new resourceVersion on every real
+// write (no-op writes are skipped), generation bumped only by body changes and by the start of deletion, status
+// ignored on main-resource writes, finalizer-gated deletion, resourceVersion preconditions. test/kube-metacontroller
+// .test.ts checks these rules against kube-apiserver, which also does what is left out here (managedFields, schema
+// validation, list merging).
 import { randomUUID } from 'node:crypto';
-import type { ApplyInput, K8sObject, ParentResource } from './types.js';
-import { deepCopy, isPlainObject, jsonDeepEqual } from './json.js';
-import { ApiError, type ParentStore, type StatusWriteOptions, type WriteResult } from './parent-store.js';
+import { isDeepStrictEqual } from 'node:util';
 
-export { ApiError, type WriteResult };
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  managedFields?: { manager: string; operation: string; subresource?: string }[];
+  [field: string]: unknown;
+}
+
+/** Kubernetes objects are kept loose: the store carries whatever fields a test gives it, as the API server does. */
+export interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  status?: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+/** What `apply` accepts: apiVersion and kind default to the parent resource's, server-owned metadata is ignored. */
+export type ApplyInput = Omit<K8sObject, 'apiVersion' | 'kind' | 'metadata'> & {
+  apiVersion?: string;
+  kind?: string;
+  metadata: Partial<ObjectMeta> & { name: string };
+};
+
+export interface ParentResource {
+  apiVersion: string;
+  kind: string;
+  /** Lowercase plural; defaults to `kind.toLowerCase() + 's'`. */
+  plural?: string;
+}
+
+export class ApiError extends Error {
+  constructor(readonly code: 404 | 409 | 422, message: string) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export interface WriteResult {
+  /** The object after the write; undefined once it is gone. */
+  object: K8sObject | undefined;
+  changed: boolean;
+  removed: boolean;
+}
+
+type Maybe<T> = T | Promise<T>;
+
+/** What the emulator needs of an API server: a cache (Metacontroller's informer), live reads, and its writes. */
+export interface ParentStore {
+  /** From the cache. */
+  get(namespace: string, name: string): K8sObject | undefined;
+  /** A live GET, which also refreshes the cache. */
+  read(namespace: string, name: string): Maybe<K8sObject | undefined>;
+  /** Create, or update the way `kubectl apply` does for one field manager. */
+  apply(input: ApplyInput): Maybe<K8sObject>;
+  /** Without finalizers the object goes at once; with them it is marked deleting. */
+  delete(namespace: string, name: string): Maybe<WriteResult>;
+  /** PUT /status, failing with 409 unless the stored object has `resourceVersion` (when given). */
+  updateStatus(namespace: string, name: string, status: Record<string, unknown>, options?: { fieldManager?: string; resourceVersion?: string }): Maybe<WriteResult>;
+  /** A metadata update of the finalizer list, retried on conflict like Metacontroller's AtomicUpdate. */
+  updateFinalizers(namespace: string, name: string, edit: (finalizers: string[]) => string[]): Maybe<WriteResult>;
+}
 
 const USER_METADATA = ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const;
 const NOT_BODY = new Set(['apiVersion', 'kind', 'metadata', 'status']);
-
-export function rfc3339(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 export class FakeApiServer implements ParentStore {
   private readonly objects = new Map<string, K8sObject>();
   private revision = 1000;
 
-  constructor(
-    private readonly resource: Required<ParentResource>,
-    private readonly now: () => Date,
-  ) {}
+  constructor(private readonly resource: ParentResource) {}
 
-  /** Create, or update like `kubectl apply` by one manager: given metadata fields replace, omitted ones are kept. */
   apply(input: ApplyInput): K8sObject {
-    const { apiVersion, kind } = this.resource;
-    if ((input.apiVersion ?? apiVersion) !== apiVersion || (input.kind ?? kind) !== kind) {
-      throw new ApiError(422, 'Invalid', `this server stores ${kind} ${apiVersion} only`);
-    }
     const namespace = input.metadata.namespace ?? 'default';
     const existing = this.objects.get(`${namespace}/${input.metadata.name}`);
-    if (!existing) return this.create(input, namespace);
-
-    const meta = input.metadata;
-    if (meta.resourceVersion !== undefined && meta.resourceVersion !== existing.metadata.resourceVersion) {
-      throw new ApiError(409, 'Conflict', `the object has been modified; please apply your changes to the latest version`);
-    }
-    if (meta.uid !== undefined && meta.uid !== existing.metadata.uid) {
-      throw new ApiError(409, 'Conflict', `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${existing.metadata.uid}`);
-    }
-    const next = deepCopy(existing);
-    for (const key of Object.keys(next)) if (!NOT_BODY.has(key)) delete next[key];
-    for (const [key, value] of Object.entries(input)) if (!NOT_BODY.has(key)) next[key] = deepCopy(value);
-    for (const key of USER_METADATA) if (key in meta) setOrDrop(next.metadata, key, deepCopy(meta[key]));
-
-    this.refuseNewFinalizers(existing, next.metadata.finalizers ?? []);
-    const bodyChanged = !jsonDeepEqual(body(existing), body(next));
-    const metaChanged = USER_METADATA.some((k) => !jsonDeepEqual(existing.metadata[k], next.metadata[k]));
-    if (!bodyChanged && !metaChanged) return deepCopy(existing);
-    if (bodyChanged) next.metadata.generation = (next.metadata.generation ?? 0) + 1;
-    this.bump(next);
-    return deepCopy(this.store(next).object ?? next);
+    const { apiVersion, kind } = this.resource;
+    const next: K8sObject = existing
+      ? { apiVersion, kind, metadata: structuredClone(existing.metadata), ...(existing.status ? { status: existing.status } : {}) }
+      : { apiVersion, kind, metadata: { name: input.metadata.name, namespace, uid: randomUUID(), generation: 1, creationTimestamp: rfc3339() } };
+    for (const [key, value] of Object.entries(input)) if (!NOT_BODY.has(key)) next[key] = structuredClone(value);
+    for (const key of USER_METADATA) if (!existing || key in input.metadata) setOrDrop(next.metadata, key, structuredClone(input.metadata[key]));
+    if (existing && !isDeepStrictEqual(body(existing), body(next))) next.metadata.generation = (next.metadata.generation ?? 0) + 1;
+    return this.commit(existing, next).object ?? next;
   }
 
   get(namespace: string, name: string): K8sObject | undefined {
     const obj = this.objects.get(`${namespace}/${name}`);
-    return obj && deepCopy(obj);
+    return obj && structuredClone(obj);
   }
 
   /** The store is its own cache: a live read is a cached one. */
@@ -68,105 +109,55 @@ export class FakeApiServer implements ParentStore {
     return this.get(namespace, name);
   }
 
-  list(): K8sObject[] {
-    return [...this.objects.values()].map((obj) => deepCopy(obj));
-  }
-
-  /** Without finalizers the object goes at once; with them it is marked (CRs have no graceful deletion). */
+  /** Custom resources have no graceful deletion: with finalizers the object is marked, else it goes at once. */
   delete(namespace: string, name: string): WriteResult {
     const existing = this.mustGet(namespace, name);
     if ((existing.metadata.finalizers ?? []).length === 0) {
       this.objects.delete(`${namespace}/${name}`);
       return { object: undefined, changed: true, removed: true };
     }
-    if (existing.metadata.deletionTimestamp !== undefined) return { object: deepCopy(existing), changed: false, removed: false };
-    const next = deepCopy(existing);
-    next.metadata.deletionTimestamp = rfc3339(this.now());
-    next.metadata.deletionGracePeriodSeconds = 0;
+    if (existing.metadata.deletionTimestamp !== undefined) return { object: structuredClone(existing), changed: false, removed: false };
+    const next = structuredClone(existing);
     // The registry bumps generation when deletion starts, so controllers see a new generation to observe.
-    if ((next.metadata.generation ?? 0) > 0) next.metadata.generation = (next.metadata.generation ?? 0) + 1;
-    this.bump(next);
-    this.objects.set(`${namespace}/${name}`, next);
-    return { object: deepCopy(next), changed: true, removed: false };
+    Object.assign(next.metadata, { deletionTimestamp: rfc3339(), deletionGracePeriodSeconds: 0, generation: (next.metadata.generation ?? 0) + 1 });
+    return this.commit(existing, next);
   }
 
-  /** PUT /status: only `.status` changes; an identical status is a no-op without a new resourceVersion. */
-  updateStatus(namespace: string, name: string, status: Record<string, unknown> | undefined, options: StatusWriteOptions = {}): WriteResult {
+  updateStatus(namespace: string, name: string, status: Record<string, unknown>, options: { resourceVersion?: string } = {}): WriteResult {
     const existing = this.mustGet(namespace, name);
     if (options.resourceVersion !== undefined && options.resourceVersion !== existing.metadata.resourceVersion) {
-      throw new ApiError(409, 'Conflict', 'the object has been modified; please apply your changes to the latest version and try again');
+      throw new ApiError(409, 'the object has been modified; please apply your changes to the latest version and try again');
     }
-    if (jsonDeepEqual(existing.status, status)) return { object: deepCopy(existing), changed: false, removed: false };
-    const next = deepCopy(existing);
-    if (status === undefined) delete next.status;
-    else next.status = deepCopy(status);
-    this.bump(next);
-    return { ...this.store(next), changed: true };
+    return this.commit(existing, { ...structuredClone(existing), status: structuredClone(status) });
   }
 
-  /** A metadata update of the finalizer list, the way Metacontroller's AtomicUpdate does it. */
   updateFinalizers(namespace: string, name: string, edit: (finalizers: string[]) => string[]): WriteResult {
     const existing = this.mustGet(namespace, name);
-    const before = existing.metadata.finalizers ?? [];
-    const after = edit([...before]);
-    if (jsonDeepEqual(before, after)) return { object: deepCopy(existing), changed: false, removed: false };
-    this.refuseNewFinalizers(existing, after);
-    const next = deepCopy(existing);
-    setOrDrop(next.metadata, 'finalizers', after);
-    this.bump(next);
-    return { ...this.store(next), changed: true };
+    const next = structuredClone(existing);
+    setOrDrop(next.metadata, 'finalizers', edit([...(existing.metadata.finalizers ?? [])]));
+    return this.commit(existing, next);
   }
 
-  private create(input: ApplyInput, namespace: string): K8sObject {
-    const { apiVersion, kind } = this.resource;
-    if (!input.metadata.name) throw new ApiError(422, 'Invalid', 'metadata.name: Required value');
-    const obj: K8sObject = {
-      apiVersion,
-      kind,
-      metadata: {
-        name: input.metadata.name,
-        namespace,
-        uid: randomUUID(),
-        generation: 1,
-        creationTimestamp: rfc3339(this.now()),
-      },
-    };
-    for (const key of USER_METADATA) setOrDrop(obj.metadata, key, deepCopy(input.metadata[key]));
-    // The status subresource makes the main endpoint drop `.status` on create as on update.
-    for (const [key, value] of Object.entries(input)) if (!NOT_BODY.has(key)) obj[key] = deepCopy(value);
-    this.bump(obj);
-    this.objects.set(`${namespace}/${obj.metadata.name}`, obj);
-    return deepCopy(obj);
-  }
-
-  /** ValidateObjectMetaUpdate: a deleting object may lose finalizers but never gain one. */
-  private refuseNewFinalizers(existing: K8sObject, finalizers: readonly string[]): void {
-    if (existing.metadata.deletionTimestamp === undefined) return;
-    const added = [...new Set(finalizers)].filter((f) => !(existing.metadata.finalizers ?? []).includes(f)).sort();
-    if (added.length === 0) return;
-    throw new ApiError(422, 'Invalid', `${this.resource.kind}.${group(this.resource.apiVersion)} "${existing.metadata.name}" is invalid: `
-      + `metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, `
-      + `found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`);
-  }
-
-  private store(next: K8sObject): WriteResult {
+  /** Stores `next` unless nothing changed; a deleting object whose last finalizer went is removed. */
+  private commit(existing: K8sObject | undefined, next: K8sObject): WriteResult {
+    if (existing && isDeepStrictEqual(existing, next)) return { object: structuredClone(existing), changed: false, removed: false };
     const key = `${next.metadata.namespace}/${next.metadata.name}`;
+    const added = (next.metadata.finalizers ?? []).filter((f) => !(existing?.metadata.finalizers ?? []).includes(f));
+    if (existing?.metadata.deletionTimestamp !== undefined && added.length > 0) {
+      throw new ApiError(422, `metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`);
+    }
     if (next.metadata.deletionTimestamp !== undefined && (next.metadata.finalizers ?? []).length === 0) {
       this.objects.delete(key);
-      return { object: deepCopy(next), changed: true, removed: true };
+      return { object: undefined, changed: true, removed: true };
     }
+    next.metadata.resourceVersion = String(++this.revision);
     this.objects.set(key, next);
-    return { object: deepCopy(next), changed: true, removed: false };
-  }
-
-  private bump(obj: K8sObject): void {
-    this.revision += 1;
-    obj.metadata.resourceVersion = String(this.revision);
+    return { object: structuredClone(next), changed: true, removed: false };
   }
 
   private mustGet(namespace: string, name: string): K8sObject {
     const obj = this.objects.get(`${namespace}/${name}`);
-    if (!obj) throw new ApiError(404, 'NotFound', `${this.resource.plural}.${group(this.resource.apiVersion)} "${name}" not found`);
+    if (!obj) throw new ApiError(404, `${this.resource.kind} "${name}" not found`);
     return obj;
   }
 }
@@ -177,12 +168,11 @@ function body(obj: K8sObject): Record<string, unknown> {
 
 /** The API server omits empty maps and lists in metadata. */
 function setOrDrop(target: Record<string, unknown>, key: string, value: unknown): void {
-  const empty = value === undefined || value === null
-    || (Array.isArray(value) && value.length === 0) || (isPlainObject(value) && Object.keys(value).length === 0);
+  const empty = value === undefined || value === null || (typeof value === 'object' && Object.keys(value).length === 0);
   if (empty) delete target[key];
   else target[key] = value;
 }
 
-function group(apiVersion: string): string {
-  return apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+function rfc3339(): string {
+  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

@@ -67,7 +67,7 @@ export function createOperator(): Operator {
 }
 
 /** The `.creds` layout that `nsc` writes and nats.js's credsAuthenticator parses. */
-export function credsFile(jwt: string, seed: string): string {
+function credsFile(jwt: string, seed: string): string {
   return [
     '-----BEGIN NATS USER JWT-----',
     jwt,

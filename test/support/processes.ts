@@ -1,8 +1,9 @@
-// A native server process of a test (etcd, kube-apiserver): its recent log, a stop that waits for
-// the exit, and an exit hook so that a crashed test run leaves nothing behind.
+// Native server processes of the tests (nats-server, etcd, kube-apiserver): the binary scripts/test-deps.sh pinned,
+// the recent log, readiness awaited (a deadline only bounds a hung start), a stop that waits for the exit, and
+// cleanup, so that a test run that exits or is stopped with a signal leaves no process and no temp dir behind.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { until } from '../wait.js';
+import { accessSync, constants, rmSync } from 'node:fs';
+import { until } from './wait.js';
 
 const LOG_LIMIT = 128 * 1024;
 const STOP_TIMEOUT_MS = 10_000;
@@ -37,7 +38,13 @@ export function startProcess(name: string, binary: string, args: string[]): Serv
   };
   child.stdout!.on('data', append);
   child.stderr!.on('data', append);
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => {
+    child.on('exit', (code) => resolve(code));
+    child.on('error', (error) => {
+      log += `\nspawn error: ${error.message}`;
+      resolve(null);
+    });
+  });
   live.add(child);
   void exited.then(() => live.delete(child));
   return { name, output: () => log, exited, stop: () => stop(child, exited) };
@@ -52,10 +59,7 @@ async function stop(child: ChildProcess, exited: Promise<number | null>): Promis
   }
 }
 
-/**
- * Polls `ready` until it holds; fails at once when the process exits, and after `timeoutMs` with
- * the process's log. The deadline only bounds a hung start: readiness itself is what is awaited.
- */
+/** Polls `ready` until it holds; fails at once when the process exits, and after `timeoutMs` with its log. */
 export async function untilReady(process: ServerProcess, ready: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   let exitCode: number | null | undefined;
   void process.exited.then((code) => {
@@ -65,11 +69,30 @@ export async function untilReady(process: ServerProcess, ready: () => Promise<bo
     if (exitCode !== undefined) throw new Error(`${process.name} exited with ${exitCode}:\n${process.output()}`);
     return ready().catch(() => false);
   };
-  await until(check, { what: () => `${process.name} ready:\n${process.output()}`, timeoutMs, intervalMs: 200 });
+  await until(check, { what: () => `${process.name} ready:\n${process.output()}`, timeoutMs, intervalMs: 50 });
 }
 
-// Exit handlers cannot wait: kill outright.
+/** A temp dir removed at exit if the test has not removed it by then. */
+export function removedAtExit(dir: string): () => void {
+  liveDirs.add(dir);
+  return () => {
+    rmSync(dir, { recursive: true, force: true });
+    liveDirs.delete(dir);
+  };
+}
+
+// Exit handlers cannot wait: kill outright. A signal's default action skips 'exit', so signals clean up too and
+// are raised again when nobody else handles them, to keep their effect.
 const live = new Set<ChildProcess>();
-process.on('exit', () => {
+const liveDirs = new Set<string>();
+function cleanUp(): void {
   for (const child of live) child.kill('SIGKILL');
-});
+  for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
+}
+process.on('exit', cleanUp);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    cleanUp();
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  });
+}
