@@ -239,16 +239,20 @@ const liveChildren = new Set<ChildProcess>();
 const liveDirs = new Set<string>();
 let hookInstalled = false;
 
-/** On exit (or SIGINT/SIGTERM/SIGHUP) kill every server still running and remove its store. */
+/**
+ * On exit kill every server still running and remove its store; on SIGINT/SIGTERM/SIGHUP too, unless
+ * the program handles the signal itself (it then stops its servers in order, e.g. `npm run demo` on
+ * Ctrl-C, and the exit hook still catches what it leaves).
+ */
 function installExitHook(): void {
   if (hookInstalled) return;
   hookInstalled = true;
   process.on('exit', killLeftovers);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(signal, () => {
+      if (process.listenerCount(signal) > 0) return;
       killLeftovers();
-      // Only re-raise when nobody else handles the signal, to keep its default effect (exit).
-      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+      process.kill(process.pid, signal); // re-raised, to keep the signal's default effect (exit)
     });
   }
 }

@@ -1,0 +1,71 @@
+// What the demo needs before it can start anything: the pinned nats-server and the real wadm
+// (scripts/test-deps.sh --demo installs or builds what is missing, its progress shown as it goes)
+// and an up-to-date build of the service in dist/.
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { BUILT_MAIN } from '../../test/support/service-process.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TEST_DEPS = join(ROOT, 'scripts/test-deps.sh');
+const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+/** What `npm run build` reads: a change to any of them makes dist/ stale. */
+const BUILD_INPUTS = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+
+/** An expected failure: the demo prints its message as one line, without a stack trace. */
+export class DemoError extends Error {}
+
+export interface NativeBinaries {
+  natsServer: string;
+  wadm: string;
+}
+
+/**
+ * Runs `scripts/test-deps.sh --demo`: its lines are shown indented as they come (cargo's progress
+ * goes to the terminal directly), and the two paths it prints last are returned.
+ */
+export async function installNativeBinaries(say: (line: string) => void): Promise<NativeBinaries> {
+  const child = spawn('bash', [TEST_DEPS, '--demo'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const paths: Record<string, string> = {};
+  for await (const line of createInterface({ input: child.stdout })) {
+    const path = /^(NATS_SERVER_BIN|WADM_BIN)=(.+)$/.exec(line);
+    if (path) paths[path[1]!] = path[2]!;
+    else say(`  ${line}`);
+  }
+  const code = await new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', resolve)));
+  if (code !== 0 || !paths['NATS_SERVER_BIN'] || !paths['WADM_BIN']) {
+    throw new DemoError(`scripts/test-deps.sh --demo failed (exit ${code}); its message is above`);
+  }
+  return { natsServer: paths['NATS_SERVER_BIN'], wadm: paths['WADM_BIN'] };
+}
+
+function newestChange(path: string): number {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return Math.max(0, ...readdirSync(path).map((entry) => newestChange(join(path, entry))));
+}
+
+/** Why dist/ must be built, or undefined when it is newer than every build input. */
+export function buildNeeded(): string | undefined {
+  if (!existsSync(BUILT_MAIN)) return 'dist/main.js does not exist';
+  const built = statSync(BUILT_MAIN).mtimeMs;
+  const stale = BUILD_INPUTS.find((input) => newestChange(join(ROOT, input)) > built);
+  return stale === undefined ? undefined : `${stale} changed since the last build`;
+}
+
+/** `npm run build` (tsc), with its output shown, when dist/ is missing or stale. */
+export async function buildService(say: (line: string) => void): Promise<void> {
+  const reason = buildNeeded();
+  if (reason === undefined) {
+    say('service: dist/ is up to date');
+    return;
+  }
+  const started = Date.now();
+  say(`service: building dist/ with tsc (${reason})...`);
+  const child = spawn(process.execPath, [TSC, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new DemoError(`the build failed (tsc exited with ${code}); its errors are above`);
+  say(`service: built dist/ in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+}
