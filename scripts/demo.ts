@@ -37,13 +37,13 @@ function loadApplication(): Resource {
   return { ...doc, metadata: { ...doc.metadata, namespace: doc.metadata.namespace ?? 'default' } };
 }
 
-async function startEverything(cleanups: Cleanup[]) {
+async function startEverything(cleanups: Cleanup[], interrupted: AbortSignal) {
   say('Installing what is missing (scripts/test-deps.sh --demo):');
-  const binaries = await installNativeBinaries(say);
+  const binaries = await installNativeBinaries(say, interrupted);
   // Only these binaries: a nats-server on the PATH may be too old for wadm (Debian's is 2.9).
   process.env['NATS_SERVER_BIN'] = binaries.natsServer;
   process.env['WADM_BIN'] = binaries.wadm;
-  await buildService(say);
+  await buildService(say, interrupted);
 
   const nats = await startNatsServer();
   cleanups.push(() => nats.dispose());
@@ -80,7 +80,7 @@ function printTryIt(serviceUrl: string, natsUrl: string, syncBody: string): void
 }
 
 async function main(keep: boolean, cleanups: Cleanup[], interrupted: AbortSignal): Promise<void> {
-  const { nats, lattice, service } = await startEverything(cleanups);
+  const { nats, lattice, service } = await startEverything(cleanups, interrupted);
   const mc = new FakeMetacontroller({
     syncUrl: `${service.url}/sync`,
     finalizeUrl: `${service.url}/finalize`,

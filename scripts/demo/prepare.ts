@@ -1,7 +1,7 @@
 // What the demo needs before it can start anything: the pinned nats-server and the real wadm
 // (scripts/test-deps.sh --demo installs or builds what is missing, its progress shown as it goes)
 // and an up-to-date build of the service in dist/.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -23,18 +23,44 @@ export interface NativeBinaries {
 }
 
 /**
+ * Starts a command in a process group of its own, so that an abort (Ctrl-C) stops all of it
+ * (bash and the cargo or go it runs), not only its first process.
+ */
+function startGroup(command: string, args: string[], stdio: StdioOptions, signal: AbortSignal): { child: ChildProcess; exited: Promise<number | null> } {
+  const child = spawn(command, args, { cwd: ROOT, stdio, detached: true });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  let running = true;
+  const stop = (): void => {
+    if (!running || child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      // the group is gone already
+    }
+  };
+  signal.addEventListener('abort', stop, { once: true });
+  process.on('exit', stop); // a second Ctrl-C exits at once: leave no cargo behind
+  void exited.then(() => {
+    running = false;
+    signal.removeEventListener('abort', stop);
+    process.off('exit', stop);
+  });
+  return { child, exited };
+}
+
+/**
  * Runs `scripts/test-deps.sh --demo`: its lines are shown indented as they come (cargo's progress
  * goes to the terminal directly), and the two paths it prints last are returned.
  */
-export async function installNativeBinaries(say: (line: string) => void): Promise<NativeBinaries> {
-  const child = spawn('bash', [TEST_DEPS, '--demo'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+export async function installNativeBinaries(say: (line: string) => void, signal: AbortSignal): Promise<NativeBinaries> {
+  const { child, exited } = startGroup('bash', [TEST_DEPS, '--demo'], ['ignore', 'pipe', 'inherit'], signal);
   const paths: Record<string, string> = {};
-  for await (const line of createInterface({ input: child.stdout })) {
+  for await (const line of createInterface({ input: child.stdout! })) {
     const path = /^(NATS_SERVER_BIN|WADM_BIN)=(.+)$/.exec(line);
     if (path) paths[path[1]!] = path[2]!;
     else say(`  ${line}`);
   }
-  const code = await new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', resolve)));
+  const code = await exited;
   if (code !== 0 || !paths['NATS_SERVER_BIN'] || !paths['WADM_BIN']) {
     throw new DemoError(`scripts/test-deps.sh --demo failed (exit ${code}); its message is above`);
   }
@@ -56,7 +82,7 @@ export function buildNeeded(): string | undefined {
 }
 
 /** `npm run build` (tsc), with its output shown, when dist/ is missing or stale. */
-export async function buildService(say: (line: string) => void): Promise<void> {
+export async function buildService(say: (line: string) => void, signal: AbortSignal): Promise<void> {
   const reason = buildNeeded();
   if (reason === undefined) {
     say('service: dist/ is up to date');
@@ -64,8 +90,7 @@ export async function buildService(say: (line: string) => void): Promise<void> {
   }
   const started = Date.now();
   say(`service: building dist/ with tsc (${reason})...`);
-  const child = spawn(process.execPath, [TSC, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const code = await startGroup(process.execPath, [TSC, '-p', 'tsconfig.build.json'], ['ignore', 'inherit', 'inherit'], signal).exited;
   if (code !== 0) throw new DemoError(`the build failed (tsc exited with ${code}); its errors are above`);
   say(`service: built dist/ in ${((Date.now() - started) / 1000).toFixed(1)}s`);
 }
