@@ -30,7 +30,7 @@ function startDemo(args: string[] = []): Demo {
 }
 
 describe('npm run demo', () => {
-  it('installs nothing twice, then applies, edits, reverts and deletes hello-world, and exits 0', async () => {
+  it('applies, edits, reverts and deletes hello-world through the built service, and exits 0', async () => {
     const demo = startDemo();
     const code = await demo.exited;
     const out = demo.output();
