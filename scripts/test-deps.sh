@@ -196,7 +196,7 @@ else
   command -v cargo >/dev/null || die "wadm: 'cargo' not found; install Rust via https://rustup.rs"
   command -v "${CC:-cc}" >/dev/null ||
     die "wadm: no C compiler ('${CC:-cc}') found, needed to build ring; e.g. apt-get install -y gcc"
-  echo "wadm: building test/wadm with cargo (first build takes several minutes)..."
+  echo "wadm: building test/wadm with cargo (a first build takes 4-10 minutes on 2 cores; cargo shows its progress)..."
   cargo build --release --locked \
     --manifest-path "$WADM_DIR/Cargo.toml" --target-dir "$WADM_TARGET_DIR"
   # cargo leaves an up-to-date binary untouched; bump it so the freshness check above holds.
