@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import yaml from 'js-yaml';
-import { formatRows, jsonPath, printerColumns, tableRows } from '../scripts/demo/table.js';
+import { formatRows, jsonPath, LiveTable, printerColumns, tableRows } from '../scripts/demo/table.js';
 import type { K8sObject } from './support/metacontroller.js';
 import { until } from './support/wait.js';
 
@@ -102,5 +102,25 @@ describe('the demo table', () => {
     const lines = formatRows(tableRows([app], Date.parse('2026-12-01T00:00:07Z')), 60);
     assert.ok(lines.every((line) => line.length <= 60), lines.join('\n'));
     assert.match(lines[1]!, /… +7s$/);
+  });
+
+  it('redraws in place on a terminal and appends only changed rows elsewhere', () => {
+    const written: string[] = [];
+    const start = Date.parse('2026-12-01T00:00:00Z');
+    const later = { ...app, status: { ...app.status, version: 'sha-2' } };
+    const terminal = new LiveTable({ write: (text) => written.push(text), isTTY: true, columns: 60 });
+    terminal.show([app], start);
+    terminal.show([later], start + 1000);
+    assert.doesNotMatch(written[0]!, /\x1b\[\d+F/, 'nothing to move up over at first');
+    assert.match(written[1]!, /^\x1b\[2F/, 'back over the header and the row');
+    assert.ok(written.join('').split('\n').every((line) => line.replace(/\x1b\[\d*[A-Z]/g, '').length < 60));
+
+    const piped: string[] = [];
+    const lines = new LiveTable({ write: (text) => piped.push(text) });
+    lines.show([app], start);
+    lines.show([app], start + 5000); // only the age changed
+    lines.show([later], start + 6000);
+    assert.deepEqual(piped.map((line) => line.split(/ +/)[0]), ['NAME', 'hello-world', 'hello-world']);
+    assert.match(piped[2]!, /sha-2/);
   });
 });
