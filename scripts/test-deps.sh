@@ -11,6 +11,8 @@
 # Usage: scripts/test-deps.sh                install/build what is missing or outdated
 #        scripts/test-deps.sh --check        only verify; exit 1 with the command to run if not ready
 #        scripts/test-deps.sh --nats-server  only nats-server (for scripts/image-test.sh); prints its path last
+#        scripts/test-deps.sh --demo         only nats-server and wadm (for `npm run demo`); prints
+#                                            NATS_SERVER_BIN=... and WADM_BIN=... last
 #
 # Needs Go, cargo (rustup stable), a C compiler (for `ring`) and apt-get. Safe to run from any
 # directory and to re-run: everything up to date is skipped in well under a second.
@@ -52,14 +54,16 @@ WADM_INPUTS=("$WADM_DIR/Cargo.toml" "$WADM_DIR/Cargo.lock" "$WADM_DIR/src/main.r
 SELF="bash ${ROOT#"$PWD/"}/scripts/test-deps.sh"
 if [[ $ROOT == "$PWD" ]]; then SELF="bash scripts/test-deps.sh"; fi
 
-usage() { sed -n '2,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 check_only=false
 nats_server_only=false
+demo_only=false
 case "${1:-}" in
   "") ;;
   --check) check_only=true ;;
   --nats-server) nats_server_only=true ;;
+  --demo) demo_only=true ;;
   -h | --help) usage; exit 0 ;;
   *) echo "test-deps: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
 esac
@@ -67,6 +71,25 @@ esac
 now_ms() { date +%s%3N; }
 elapsed() { local ms=$(($(now_ms) - $1)); printf '%d.%01ds' $((ms / 1000)) $((ms % 1000 / 100)); }
 die() { echo "test-deps: $*" >&2; exit 1; }
+
+# Runs "$@" and says every 30 s that it is still at work: go install prints nothing while it
+# downloads and compiles, and a first install must never look hung.
+with_progress() { # WHAT COMMAND...
+  local what=$1 start ticker status=0
+  shift
+  start=$(now_ms)
+  (while sleep 30; do echo "  ... still $what ($(elapsed "$start"))"; done) &
+  ticker=$!
+  "$@" || status=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
+  return "$status"
+}
+
+# GOWORK/GOFLAGS off: a caller's workspace or flags must not change what gets built.
+go_install_into_bin() { # MODULE@VERSION
+  (cd "$CACHE_DIR" && GOBIN=$BIN_DIR GOWORK=off GOFLAGS='' CGO_ENABLED=0 go install "$1")
+}
 
 # Prints the installed nats-server version (e.g. v2.11.17), or nothing if absent/broken.
 nats_server_version() {
@@ -154,9 +177,7 @@ if [[ $have == "$NATS_SERVER_VERSION" ]]; then
 else
   command -v go >/dev/null || die "nats-server: 'go' not found; install Go (https://go.dev/dl/)"
   echo "nats-server: installing $NATS_SERVER_VERSION${have:+ (replacing $have)} with go install..."
-  # GOWORK/GOFLAGS off: a caller's workspace or flags must not change what gets built.
-  (cd "$CACHE_DIR" && GOBIN=$BIN_DIR GOWORK=off GOFLAGS='' CGO_ENABLED=0 \
-    go install "$NATS_SERVER_MODULE@$NATS_SERVER_VERSION")
+  with_progress "installing nats-server" go_install_into_bin "$NATS_SERVER_MODULE@$NATS_SERVER_VERSION"
   have=$(nats_server_version)
   [[ $have == "$NATS_SERVER_VERSION" ]] ||
     die "nats-server: installed binary reports '${have:-nothing}', expected $NATS_SERVER_VERSION"
@@ -175,12 +196,17 @@ else
   command -v cargo >/dev/null || die "wadm: 'cargo' not found; install Rust via https://rustup.rs"
   command -v "${CC:-cc}" >/dev/null ||
     die "wadm: no C compiler ('${CC:-cc}') found, needed to build ring; e.g. apt-get install -y gcc"
-  echo "wadm: building test/wadm with cargo (first build takes several minutes)..."
+  echo "wadm: building test/wadm with cargo (a first build takes 4-10 minutes on 2 cores; cargo shows its progress)..."
   cargo build --release --locked \
     --manifest-path "$WADM_DIR/Cargo.toml" --target-dir "$WADM_TARGET_DIR"
   # cargo leaves an up-to-date binary untouched; bump it so the freshness check above holds.
   touch "$WADM_BIN"
   echo "wadm: built $(wadm_version) at $WADM_BIN ($(elapsed "$start"))"
+fi
+if $demo_only; then
+  echo "NATS_SERVER_BIN=$NATS_SERVER_BIN"
+  echo "WADM_BIN=$WADM_BIN"
+  exit 0
 fi
 
 # --- lua (runs the Argo CD health check of examples/gitops/argocd in a test) ------------------
@@ -250,7 +276,7 @@ go_tool_install() { # NAME BIN MODULE VERSION FIRST-TIME
   command -v go >/dev/null || die "$name: 'go' not found; install Go (https://go.dev/dl/)"
   echo "$name: installing $version with go install (a first install takes $first on 2 cores)..."
   rm -f "$bin.version"
-  (cd "$CACHE_DIR" && GOBIN=$BIN_DIR GOWORK=off GOFLAGS='' CGO_ENABLED=0 go install "$module@$version")
+  with_progress "installing $name" go_install_into_bin "$module@$version"
   echo "$module@$version" >"$bin.version"
   echo "$name: installed $version at $bin ($(elapsed "$start"))"
 }

@@ -74,7 +74,8 @@ describe('charts/wasmcloud-metacontroller', () => {
 
   it('has every value documented in the Helm section of README.md', () => {
     const readme = read('README.md');
-    const section = readme.slice(readme.indexOf('### Install with Helm'), readme.indexOf('### Releases'));
+    const start = readme.indexOf('### With Helm');
+    const section = readme.slice(start, readme.indexOf('\n### ', start + 1));
     const values = yaml.load(read('charts/wasmcloud-metacontroller/values.yaml')) as Obj;
     // Maps passed through as they are (Kubernetes fields, variables) count as one value.
     const freeForm = new Set(['resources', 'extra', 'podLabels', 'nodeSelector', 'affinity']);
@@ -85,7 +86,7 @@ describe('charts/wasmcloud-metacontroller', () => {
       const leaf = path.split('.').at(-1)!;
       // A row names a value by its full path, or after a sibling's full path as `.leaf`, or as `parent.*`.
       const mentioned = section.includes(`\`${path}\``) || (parent !== '' && section.includes(`\`${parent}.`) && section.includes(`\`.${leaf}\``)) || section.includes(`\`${parent}.*\``);
-      assert.ok(mentioned, `${path} is not in README.md "Install with Helm"`);
+      assert.ok(mentioned, `${path} is not in README.md "With Helm"`);
     }
   });
 

@@ -300,7 +300,7 @@ function isQuiet(r: PassResult): boolean {
 }
 
 /** Milliseconds until the workqueue would hand the key out again; undefined when nothing is scheduled. */
-function nextDelayMs(r: PassResult): number | undefined {
+export function nextDelayMs(r: PassResult): number | undefined {
   if (r.statusChanged || r.finalizerChanged) return 0;
   if (r.backoffMs !== undefined) return r.backoffMs;
   if (r.retryAfterSeconds !== undefined) return Math.max(0, r.retryAfterSeconds * 1000);
@@ -323,7 +323,7 @@ function summarize(r: PassResult): string {
 }
 
 /** The condition of `type` in `obj.status.conditions`, if any. */
-export function condition(obj: K8sObject | undefined, type: string): { type: string; status: string; reason?: string; message?: string } | undefined {
+export function condition(obj: K8sObject | undefined, type: string): { type: string; status: string; reason?: string; message?: string; observedGeneration?: number } | undefined {
   const conditions = obj?.status?.['conditions'];
   return Array.isArray(conditions) ? conditions.find((c) => c?.type === type) : undefined;
 }

@@ -81,8 +81,9 @@ export function removedAtExit(dir: string): () => void {
   };
 }
 
-// Exit handlers cannot wait: kill outright. A signal's default action skips 'exit', so signals clean up too and
-// are raised again when nobody else handles them, to keep their effect.
+// Exit handlers cannot wait: kill outright. A signal's default action skips 'exit', so an unhandled signal cleans
+// up and is raised again, to keep its effect; a program that handles the signal itself (`npm run demo` on Ctrl-C)
+// stops its servers in order, and 'exit' still catches what it leaves.
 const live = new Set<ChildProcess>();
 const liveDirs = new Set<string>();
 function cleanUp(): void {
@@ -92,7 +93,8 @@ function cleanUp(): void {
 process.on('exit', cleanUp);
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.once(signal, () => {
+    if (process.listenerCount(signal) > 0) return;
     cleanUp();
-    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    process.kill(process.pid, signal);
   });
 }

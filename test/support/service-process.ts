@@ -1,13 +1,16 @@
-// The built service as its own process (`node src/main.ts` through tsx), as a platform team runs
-// it: on a free loopback port, its JSON log lines parsed, its /metrics readable. Several can run
-// side by side, like the replicas of the Deployment.
-import { spawn } from 'node:child_process';
+// The service as its own process, as a platform team runs it: from the sources through tsx
+// (`src/main.ts`, the default) or the build (`dist/main.js`, as `npm start` and the image run it),
+// on a free loopback port, its JSON log lines parsed, its /metrics readable. Several can run side
+// by side, like the replicas of the Deployment.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { freePort } from './ports.js';
 import { allowAllPolicy } from './service.js';
 import { until } from './wait.js';
 
-const MAIN = resolve(import.meta.dirname, '../../src/main.ts');
+const SOURCE_MAIN = resolve(import.meta.dirname, '../../src/main.ts');
+/** What `npm run build` writes; run by plain node, without tsx. */
+export const BUILT_MAIN = resolve(import.meta.dirname, '../../dist/main.js');
 
 export interface ServiceProcess {
   url: string;
@@ -18,9 +21,15 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+export interface ServiceProcessOptions {
+  /** Run `BUILT_MAIN` with plain node instead of the sources through tsx. */
+  built?: boolean;
+}
+
+export async function startServiceProcess(env: Record<string, string>, options: ServiceProcessOptions = {}): Promise<ServiceProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+  const args = options.built ? [BUILT_MAIN] : ['--import', 'tsx', SOURCE_MAIN];
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', LOG_FORMAT: 'json', LATTICE_POLICY_FILE: allowAllPolicy(), SHUTDOWN_DELAY_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -34,6 +43,8 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
   });
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  live.add(child);
+  void exited.then(() => live.delete(child));
   // Wait for the process to say it listens: a loaded machine starts slowly.
   await until(() => {
     if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}: ${stderr}`);
@@ -55,3 +66,9 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
     },
   };
 }
+
+// A caller that exits without stop() (a second Ctrl-C, a crash) must not leave the service running.
+const live = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
