@@ -191,7 +191,7 @@ async function memory() {
   for (let l = 0; l < LATTICES; l++) wadm.setHosts(`lattice${l}`, { behaviour: 'healthy', settleMs: 5 });
   const probe = memoryProbe();
   const env = { NATS_URL: nats.url, LATTICE_POLICY_FILE: anyLattice(), ...probe.env, ...snapshotDir() };
-  const ours = await serve('dist/main.js', { env, nodeArgs: probe.nodeArgs });
+  const ours = await serve('dist/main.js', { env, nodeArgs: [...probe.nodeArgs, ...(process.env['BENCH_MEMORY_NODE_ARGS']?.split(' ').filter(Boolean) ?? [])] });
   try {
     const idle = await probe.read(ours.pid);
     const passes = await settleAll(ours.url);
@@ -205,7 +205,10 @@ async function memory() {
     console.log(`  heap per application (after GC): ${(perApp / 1024).toFixed(2)} KiB`);
     const mibOf = (r: ProbeReading) => ({
       rssMiB: mib(r.found.rss), heapUsedMiB: mib(r.found.heapUsed),
-      afterGc: { rssMiB: mib(r.afterGc.rss), heapUsedMiB: mib(r.afterGc.heapUsed), heapTotalMiB: mib(r.afterGc.heapTotal), externalMiB: mib(r.afterGc.external) },
+      afterGc: {
+        rssMiB: mib(r.afterGc.rss), heapUsedMiB: mib(r.afterGc.heapUsed), heapTotalMiB: mib(r.afterGc.heapTotal), externalMiB: mib(r.afterGc.external), v8MallocedMiB: mib(r.afterGc.v8Malloced),
+        ...(r.afterGc.resident ? { residentMiB: Object.fromEntries(Object.entries(r.afterGc.resident).map(([k, v]) => [k, mib(v)])) } : {}),
+      },
       ...(r.snapshot ? { snapshot: r.snapshot } : {}),
     });
     return { apps: CACHED_APPS, passes, idle: mibOf(idle), settled: mibOf(loaded), heapPerAppKiB: round2(perApp / 1024) };
