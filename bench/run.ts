@@ -20,9 +20,11 @@ import { formatSpread, interleave, load, ratios, round2, spread, type Load, type
 const ROOT = resolve(import.meta.dirname, '..');
 const QUICK = process.argv.includes('--quick');
 const setting = (name: string, full: number, quick: number) => Number(process.env[name] ?? (QUICK ? quick : full));
-const DURATION = setting('BENCH_SECONDS', 6, 1);
-const STEADY_SECONDS = setting('BENCH_STEADY_SECONDS', 10, 2);
-const ROUNDS = setting('BENCH_ROUNDS', 5, 5);
+// More, shorter rounds rather than fewer long ones: the median of the per-round ratios is what
+// resists another process taking a CPU for a few seconds.
+const DURATION = setting('BENCH_SECONDS', 4, 1);
+const STEADY_SECONDS = setting('BENCH_STEADY_SECONDS', 6, 2);
+const ROUNDS = setting('BENCH_ROUNDS', 7, 5);
 const COLD_APPS = setting('BENCH_COLD_APPS', 1000, 50);
 const CACHED_APPS = setting('BENCH_CACHED_APPS', 10_000, 2_000);
 /** BENCH_ONLY=settled,memory: run only these parts (while working on one of them). */
