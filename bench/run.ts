@@ -27,6 +27,8 @@ const STEADY_SECONDS = setting('BENCH_STEADY_SECONDS', 6, 2);
 const ROUNDS = setting('BENCH_ROUNDS', 7, 5);
 const COLD_APPS = setting('BENCH_COLD_APPS', 1000, 50);
 const CACHED_APPS = setting('BENCH_CACHED_APPS', 10_000, 2_000);
+/** BENCH_OURS_NODE_ARGS="--cpu-prof --trace-gc": node flags for our service in the settled and memory parts. */
+const OURS_NODE_ARGS = process.env['BENCH_OURS_NODE_ARGS']?.split(' ').filter(Boolean) ?? [];
 /** BENCH_ONLY=settled,memory: run only these parts (while working on one of them). */
 const runs = (part: string) => (process.env['BENCH_ONLY'] ?? part).split(',').includes(part);
 
@@ -53,7 +55,7 @@ async function settled(pin: Pinning) {
   const wadm = await startFakeWadm({ servers: nats.url });
   wadm.setHosts('default', { behaviour: 'healthy', settleMs: 5 });
   const ceiling = await serve('bench/ceiling-server.mjs', { pin });
-  const ours = await serve('dist/main.js', { env: { NATS_URL: nats.url }, pin });
+  const ours = await serve('dist/main.js', { env: { NATS_URL: nats.url }, pin, nodeArgs: OURS_NODE_ARGS });
   try {
     const small = await settle(ours.url, appRequest(0));
     const large = await settle(ours.url, withLargeManagedFields(appRequest(1)));
@@ -193,7 +195,7 @@ async function memory() {
   for (let l = 0; l < LATTICES; l++) wadm.setHosts(`lattice${l}`, { behaviour: 'healthy', settleMs: 5 });
   const probe = memoryProbe();
   const env = { NATS_URL: nats.url, LATTICE_POLICY_FILE: anyLattice(), ...probe.env, ...snapshotDir() };
-  const ours = await serve('dist/main.js', { env, nodeArgs: [...probe.nodeArgs, ...(process.env['BENCH_MEMORY_NODE_ARGS']?.split(' ').filter(Boolean) ?? [])] });
+  const ours = await serve('dist/main.js', { env, nodeArgs: [...probe.nodeArgs, ...OURS_NODE_ARGS] });
   try {
     const idle = await probe.read(ours.pid);
     const passes = await settleAll(ours.url);
