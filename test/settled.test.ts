@@ -2,6 +2,7 @@
 // lattice and window, and a cold start must not stampede wadm. Counted on an injected clock, never timed.
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { queryObjects } from 'node:v8';
 import { connect, type NatsConnection } from 'nats';
 import { Limiter } from '../src/lattice/limiter.js';
 import { WadmClient } from '../src/lattice/wadm-client.js';
@@ -97,6 +98,14 @@ describe('a cold start', () => {
     assert.deepEqual(answers, [null, null, null, null, null]);
     assert.equal(wadm.count('versions'), 1);
     assert.equal(shared, 4);
+  });
+
+  it('keeps no limiter for a lattice once its requests are done (each first put asks about its own shadowed lattice)', async () => {
+    const client = new WadmClient({ connection: () => nc, apiPrefix: 'wadm.api', timeoutMs: 1000 });
+    const limiters = () => queryObjects(Limiter, { format: 'count' }) as number;
+    const before = limiters();
+    await Promise.all(Array.from({ length: 20 }, (_, i) => client.versions(`default-app-${i}`, 'app')));
+    assert.equal(limiters(), before, 'no Limiter left behind by 20 lattices asked once');
   });
 
   it('keeps at most the configured number of wadm requests in flight per lattice', async () => {

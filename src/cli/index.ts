@@ -3,11 +3,17 @@
 // owns the process.
 import { parseArgs } from 'node:util';
 import type { Config } from '../service/config.js';
-import { convert, render, type Outcome } from './commands.js';
-import { validate } from './validate.js';
-import { convertTo } from './convert-v2.js';
-import { status } from './status.js';
-import { diff, list } from './lattice-views.js';
+import type { Outcome } from './commands.js';
+
+// The commands are loaded when one runs: the service (`serve`) never needs them, and they bring
+// their own compiled schemas (the whole parent, v2 workloads), YAML and the v2 converter.
+const validate = async (...a: Parameters<typeof import('./validate.js').validate>) => (await import('./validate.js')).validate(...a);
+const convertTo = async (...a: Parameters<typeof import('./convert-v2.js').convertTo>) => (await import('./convert-v2.js')).convertTo(...a);
+const status = async (...a: Parameters<typeof import('./status.js').status>) => (await import('./status.js')).status(...a);
+const diff = async (...a: Parameters<typeof import('./lattice-views.js').diff>) => (await import('./lattice-views.js')).diff(...a);
+const list = async (...a: Parameters<typeof import('./lattice-views.js').list>) => (await import('./lattice-views.js')).list(...a);
+const render = async (...a: Parameters<typeof import('./commands.js').render>) => (await import('./commands.js')).render(...a);
+const convert = async (...a: Parameters<typeof import('./commands.js').convert>) => (await import('./commands.js')).convert(...a);
 
 export const USAGE = `usage: wasmcloud-metacontroller [command]
 

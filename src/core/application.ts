@@ -45,18 +45,17 @@ export interface Call {
 
 export function applicationOf(parent: Parent, defaultLattice: string): { app: Application; body?: string } {
   const ref = refOf(parent);
-  const identity = {
-    ref,
-    owner: `${ref.namespace}/${ref.name}`,
-    deletionPolicy: (parent.spec as { deletionPolicy?: unknown } | undefined)?.deletionPolicy === 'Orphan' ? ('Orphan' as const) : ('Delete' as const),
-  };
+  const owner = `${ref.namespace}/${ref.name}`;
+  const deletionPolicy = (parent.spec as { deletionPolicy?: unknown } | undefined)?.deletionPolicy === 'Orphan' ? ('Orphan' as const) : ('Delete' as const);
+  // Literals, not a spread of the shared fields: one is kept per object, and a spread plus fields
+  // gives each a V8 hidden class of its own.
   const validation = validateParent(parent, defaultLattice);
-  if (!validation.ok) return { app: { ...identity, lattice: latticeOf(parent, defaultLattice), valid: false, problems: validation.problems } };
+  if (!validation.ok) return { app: { ref, owner, deletionPolicy, lattice: latticeOf(parent, defaultLattice), valid: false, problems: validation.problems } };
   const spec = validation.app;
   const { version, contentHash, body } = renderManifest(spec);
   const { pinnedVersion, suspend, revisionHistoryLimit, adopt, lattice } = spec;
   const manifest = { version, contentHash, bytes: Buffer.byteLength(body) };
-  return { app: { ...identity, lattice, valid: true, pinnedVersion, suspend, revisionHistoryLimit, adopt, manifest }, body };
+  return { app: { ref, owner, deletionPolicy, lattice, valid: true, pinnedVersion, suspend, revisionHistoryLimit, adopt, manifest }, body };
 }
 
 /** The call as the hook receives it; `app` comes from the shell's cache when it has one. */

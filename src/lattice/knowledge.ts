@@ -25,17 +25,34 @@ export interface KnowledgeOptions {
   now: () => number;
 }
 
+/**
+ * Always all four fields, built by entryOf(): an object made by spreading another and adding a
+ * field gets a hidden class of its own in V8, ~1 KiB per application when thousands are kept.
+ */
 interface Entry {
-  model?: { facts: ModelFacts; readAt: number };
-  status?: { status: LatticeStatus; seq: number; fromStream: boolean };
-  deploy?: { seq: number; at: number };
+  model: { facts: ModelFacts; readAt: number } | undefined;
+  status: { status: LatticeStatus; seq: number; fromStream: boolean } | undefined;
+  deploy: { seq: number; at: number } | undefined;
   /** Sequence number of the last event that made the model unknown. */
   forgotAt: number;
+}
+
+const NOTHING: Entry = { model: undefined, status: undefined, deploy: undefined, forgotAt: 0 };
+
+function entryOf(previous: Entry, change: Partial<Entry>): Entry {
+  return {
+    model: 'model' in change ? change.model : previous.model,
+    status: 'status' in change ? change.status : previous.status,
+    deploy: 'deploy' in change ? change.deploy : previous.deploy,
+    forgotAt: change.forgotAt ?? previous.forgotAt,
+  };
 }
 
 export class Knowledge {
   private readonly entries: Lru<string, Entry>;
   private readonly answeredAt = new Map<string, number>();
+  /** answeredAt's size after its last sweep: the next one comes when it has doubled. */
+  private answeredAfterSweep = 64;
   /** When each lattice last answered with a storage error (an answer, but not a healthy one). */
   private readonly storageFailedAt = new Map<string, number>();
   private seq = 0;
@@ -54,9 +71,23 @@ export class Knowledge {
     return this.entries.evictions;
   }
 
+  /** Lattices whose last answer is remembered: bounded by the liveness window, not by the applications. */
+  get latticesAnswered(): number {
+    return this.answeredAt.size;
+  }
+
   /** wadm of this lattice answered a request. */
   answered(lattice: string): void {
     this.answeredAt.set(lattice, this.options.now());
+    // Each first put asks about the lattice its key would shadow (`<lattice>-<name>`), one per
+    // application: drop the answers older than the liveness window, which no check reads.
+    if (this.answeredAt.size >= 2 * this.answeredAfterSweep) this.sweepAnswered();
+  }
+
+  private sweepAnswered(): void {
+    const now = this.options.now();
+    for (const [lattice, at] of this.answeredAt) if (now - at >= this.options.livenessMs) this.answeredAt.delete(lattice);
+    this.answeredAfterSweep = Math.max(64, this.answeredAt.size);
   }
 
   /** wadm answered this lattice with a storage error after retries. */
@@ -96,21 +127,19 @@ export class Knowledge {
   /** Keeps a model read (or written) since `checkpoint`, unless an event has made it stale since; undefined forgets it. */
   remember(lattice: string, name: string, model: ModelFacts | undefined, checkpoint: number): void {
     const k = key(lattice, name);
-    const entry = this.entries.get(k) ?? { forgotAt: 0 };
-    const { model: _previous, ...rest } = entry;
+    const entry = this.entries.get(k) ?? NOTHING;
     if (model === undefined || entry.forgotAt > checkpoint || this.resetAt > checkpoint) {
-      if (entry.model) this.entries.set(k, rest);
+      if (entry.model) this.entries.set(k, entryOf(entry, { model: undefined }));
       return;
     }
     const { remembered: _remembered, ...facts } = model;
-    this.entries.set(k, { ...rest, model: { facts, readAt: this.options.now() } });
+    this.entries.set(k, entryOf(entry, { model: { facts, readAt: this.options.now() } }));
   }
 
   /** wadm announced a deploy or undeploy of this application (ours or anyone's). */
   forgetModel(lattice: string, name: string): void {
     const k = key(lattice, name);
-    const { model: _gone, ...rest } = this.entries.get(k) ?? { forgotAt: 0 };
-    this.entries.set(k, { ...rest, forgotAt: ++this.seq });
+    this.entries.set(k, entryOf(this.entries.get(k) ?? NOTHING, { model: undefined, forgotAt: ++this.seq }));
   }
 
   forgetLattice(lattice: string): void {
@@ -133,7 +162,7 @@ export class Knowledge {
   /** A status from model.status (we cannot tell when wadm published it) or from the stream. */
   rememberStatus(lattice: string, name: string, status: LatticeStatus, fromStream: boolean): StatusFacts {
     const k = key(lattice, name);
-    const entry: Entry = { ...(this.entries.get(k) ?? { forgotAt: 0 }), status: { status: lean(status), seq: ++this.seq, fromStream } };
+    const entry = entryOf(this.entries.get(k) ?? NOTHING, { status: { status: lean(status), seq: ++this.seq, fromStream } });
     this.entries.set(k, entry);
     return { status: entry.status!.status, predatesDeploy: this.predatesDeploy(entry) };
   }
@@ -141,7 +170,7 @@ export class Knowledge {
   /** wadm acknowledged our deploy: statuses published before it are about the previous version. */
   deployed(lattice: string, name: string): void {
     const k = key(lattice, name);
-    this.entries.set(k, { ...(this.entries.get(k) ?? { forgotAt: 0 }), deploy: { seq: ++this.seq, at: this.options.now() } });
+    this.entries.set(k, entryOf(this.entries.get(k) ?? NOTHING, { deploy: { seq: ++this.seq, at: this.options.now() } }));
   }
 
   /**
@@ -166,13 +195,42 @@ function key(lattice: string, name: string): string {
   return `${lattice}/${name}`;
 }
 
-/** Only what a status verdict reads: thousands of these are kept (scaler ids are 64-char hashes). */
+/**
+ * Only what a status verdict reads: thousands of these are kept (scaler ids are 64-char hashes).
+ * Object literals of fixed shape (one hidden class for all), a status without message shared
+ * per type, and scaler kinds interned: four of these objects and two kind strings per application
+ * otherwise.
+ */
 function lean(status: LatticeStatus): LatticeStatus {
-  const info = (s: LatticeStatus['status']) => (s.message ? { type: s.type, message: s.message } : { type: s.type });
-  const scalers = status.scalers?.map((s) => ({
-    ...(s.kind !== undefined ? { kind: s.kind } : {}),
-    ...(s.name !== undefined ? { name: s.name } : {}),
-    status: info(s.status),
-  }));
+  const scalers = status.scalers?.map(leanScaler);
   return scalers && scalers.length > 0 ? { status: info(status.status), scalers } : { status: info(status.status) };
+}
+
+type Scaler = NonNullable<LatticeStatus['scalers']>[number];
+
+function leanScaler({ kind, name, status }: Scaler): Scaler {
+  if (kind !== undefined && name !== undefined) return { kind: interned(kind), name, status: info(status) };
+  if (kind !== undefined) return { kind: interned(kind), status: info(status) };
+  if (name !== undefined) return { name, status: info(status) };
+  return { status: info(status) };
+}
+
+/** Never mutated (nothing remembered is): one object per status type serves every application. */
+const WITHOUT_MESSAGE = new Map<string, LatticeStatus['status']>();
+
+function info({ type, message }: LatticeStatus['status']): LatticeStatus['status'] {
+  if (message) return { type, message };
+  let shared = WITHOUT_MESSAGE.get(type);
+  if (!shared && WITHOUT_MESSAGE.size < 64) WITHOUT_MESSAGE.set(type, (shared = { type }));
+  return shared ?? { type };
+}
+
+const KINDS = new Map<string, string>();
+
+/** wadm's few scaler kinds, one string each rather than one per parsed status. */
+function interned(kind: string): string {
+  const known = KINDS.get(kind);
+  if (known !== undefined) return known;
+  if (KINDS.size < 64) KINDS.set(kind, kind);
+  return kind;
 }

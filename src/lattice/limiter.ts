@@ -10,6 +10,11 @@ export class Limiter {
 
   constructor(readonly capacity: number) {}
 
+  /** Nothing in flight and nobody waiting: dropping it loses nothing. */
+  get idle(): boolean {
+    return this.active === 0 && this.waiting.length === 0;
+  }
+
   async run<T>(task: () => Promise<T>, waitMs: number, what: string): Promise<T> {
     await this.acquire(waitMs, what);
     try {

@@ -187,7 +187,13 @@ export class WadmClient {
 
   /** Identical reads in flight are sent once (singleflight); every request waits for a lattice slot. */
   private shared(op: ModelOperation, lattice: string, subject: string, body: string, contentType?: string): Promise<unknown> {
-    const send = () => this.limiter(lattice).run(() => this.request(lattice, op, subject, body, contentType), this.options.timeoutMs, subject);
+    const send = () => {
+      const limiter = this.limiter(lattice);
+      // An idle limiter holds nothing worth keeping: each first put asks about its own shadowed lattice.
+      return limiter.run(() => this.request(lattice, op, subject, body, contentType), this.options.timeoutMs, subject).finally(() => {
+        if (limiter.idle && this.limiters.get(lattice) === limiter) this.limiters.delete(lattice);
+      });
+    };
     if (!SHAREABLE.has(op)) return send();
     const key = `${subject}\n${body}`;
     const pending = this.inFlightReads.get(key);

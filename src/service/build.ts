@@ -54,9 +54,10 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
         metrics.wadmWrites.inc({ operation: writeOperation(write) });
         if (write.kind === 'deploy' && write.replacing) metrics.driftCorrections.inc({ kind: write.replacing.deployed === null ? 'undeployed' : 'other_version' });
       }
-      const { ref, lattice: latticeName } = run.call.app;
+      // `owner` is `<namespace>/<name>`: the string the application already holds, not one more per application.
+      const { owner, lattice: latticeName } = run.call.app;
       // A finalized application is gone: it no longer counts in any phase.
-      metrics.recordPhase(`${ref.namespace}/${ref.name}`, latticeName, hook === 'finalize' && run.response.finalized ? undefined : run.response.status.phase);
+      metrics.recordPhase(owner, latticeName, hook === 'finalize' && run.response.finalized ? undefined : run.response.status.phase);
     },
     onAnswer: (source) => metrics.answers.inc({ source }),
   });

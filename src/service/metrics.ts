@@ -95,9 +95,15 @@ export class Metrics {
     this.buildInfo.set({ version: VERSION, node: process.version }, 1);
   }
 
+  /** One object per (lattice, phase) pair, shared by every application in it. */
+  private readonly phasePairs = new Map<string, { lattice: string; phase: string }>();
+
   recordPhase(uid: string, lattice: string, phase: string | undefined): void {
-    if (phase === undefined) this.phases.delete(uid);
-    else this.phases.set(uid, { lattice, phase });
+    if (phase === undefined) return this.phases.delete(uid);
+    const key = `${lattice}\n${phase}`;
+    let pair = this.phasePairs.get(key);
+    if (!pair) this.phasePairs.set(key, (pair = { lattice, phase }));
+    this.phases.set(uid, pair);
   }
 
   /** Cache sizes, read when Prometheus scrapes. */

@@ -1,0 +1,42 @@
+// Reads the memory of a service started with bench/memory-probe.mjs.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export interface MemoryUsage {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+}
+
+export interface ProbeReading {
+  /** As found, right after the pass that was measured. */
+  found: MemoryUsage;
+  /** After a forced full GC. */
+  afterGc: MemoryUsage & { v8Malloced: number; resident?: { mallocBrk: number; anonymous: number; files: number } };
+  snapshot?: string;
+}
+
+const PROBE = resolve(import.meta.dirname, 'memory-probe.mjs');
+
+/** A file for the probe to write to, and the node flags that load it. */
+export function memoryProbe(): { env: Record<string, string>; nodeArgs: string[]; read(pid: number): Promise<ProbeReading> } {
+  const file = join(mkdtempSync(join(tmpdir(), 'bench-probe-')), 'memory.json');
+  return {
+    env: { BENCH_PROBE_FILE: file },
+    nodeArgs: ['--expose-gc', '--import', PROBE],
+    async read(pid) {
+      rmSync(file, { force: true });
+      process.kill(pid, 'SIGUSR2');
+      for (let i = 0; !existsSync(file); i++) {
+        if (i > 1200) throw new Error('the memory probe did not answer within 60 s');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return JSON.parse(readFileSync(file, 'utf8')) as ProbeReading;
+    },
+  };
+}
+
+export const mib = (bytes: number): number => Math.round((bytes / 2 ** 20) * 10) / 10;

@@ -1,0 +1,85 @@
+// The bench's processes: the servers it measures, each pinned to a CPU of its own where the
+// machine has two or more (taskset), and the bench itself (the load generator) pinned to another.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { cpus } from 'node:os';
+import { resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+/** Which CPU does what, or why nothing is pinned. */
+export interface Pinning {
+  loadGenerator?: number;
+  servers?: number;
+  note: string;
+}
+
+/**
+ * With two CPUs or more: the bench process (autocannon, the paced client it spawns, nats-server
+ * and the wadm double it starts) on CPU 0, the measured servers on CPU 1, so that the load
+ * generator never takes CPU time from the server it measures. Other processes on the machine
+ * are not pinned and still share both CPUs.
+ */
+export function pinLoadGenerator(): Pinning {
+  if (cpus().length < 2) return { note: 'not pinned: one CPU' };
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+    return { loadGenerator: 0, servers: 1, note: 'load generator (bench process, paced client, nats-server, wadm double) on CPU 0; each measured server on CPU 1, one at a time' };
+  } catch {
+    return { note: 'not pinned: taskset unavailable' };
+  }
+}
+
+export interface Server {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export interface ServeOptions {
+  env?: Record<string, string>;
+  /** Node flags before the script (the memory probe's --expose-gc and --import). */
+  nodeArgs?: string[];
+  pin?: Pinning;
+}
+
+/** Starts a server process; ours counts as up once /readyz says it reached NATS. */
+export async function serve(script: string, options: ServeOptions = {}): Promise<Server> {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const node = [...(options.nodeArgs ?? []), script];
+  const [command, args] = options.pin?.servers === undefined ? [process.execPath, node] : ['taskset', ['-c', String(options.pin.servers), process.execPath, ...node]];
+  const child: ChildProcess = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SHUTDOWN_DELAY_MS: '0', ...options.env },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const exited = new Promise((r) => child.on('exit', r));
+  const url = `http://127.0.0.1:${port}`;
+  const probe = script === 'dist/main.js' ? '/readyz' : '/';
+  for (let i = 0; ; i++) {
+    const status = await fetch(`${url}${probe}`).then((r) => r.status, () => 0);
+    if (status === 200 || (probe === '/' && status > 0)) break;
+    if (i > 300 || child.exitCode !== null) throw new Error(`${script} did not start`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { url, pid: child.pid!, stop: async () => void (child.kill('SIGTERM'), await exited) };
+}
+
+export async function post(url: string, body: string): Promise<unknown> {
+  // A call never takes longer than Metacontroller's 10 s timeout; past 30 s something is stuck.
+  const res = await fetch(`${url}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(30_000) });
+  if (res.status !== 200) throw new Error(`/sync answered ${res.status}: ${await res.text()}`);
+  return res.json();
+}
+
+/** The sum of a metric's samples whose line starts with `name` (labels included in the prefix). */
+export async function metric(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return text.split('\n').filter((l) => l.startsWith(name)).reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+}
+
+export async function pool<T>(items: T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < items.length) await work(items[next++]!);
+  }));
+}
