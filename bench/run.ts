@@ -8,10 +8,10 @@ import { resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { connect, headers, type NatsConnection } from 'nats';
 import type { HookRequest } from '../src/schema/hook.js';
-import { startFakeWadm } from '../test/support/fake-wadm.js';
 import { startNatsServer } from '../test/support/nats-server.js';
 import { startWadm, wadmBinary } from '../test/support/wadm.js';
 import { appRequest, withLargeManagedFields } from './bodies.js';
+import { startLoadWadm } from './load-wadm.js';
 import { paced } from './paced.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -35,8 +35,7 @@ async function main() {
 /** (a) and (b): the same bodies against the ceiling and against our settled /sync. */
 async function settled() {
   const nats = await startNatsServer({ jetstream: false });
-  const wadm = await startFakeWadm({ servers: nats.url });
-  wadm.setHosts('default', { behaviour: 'healthy', settleMs: 5 });
+  const wadm = await startLoadWadm({ servers: nats.url });
   const ceiling = await serve(['bench/ceiling-server.mjs'], {});
   const ours = await serve(['dist/main.js'], { NATS_URL: nats.url });
   try {
@@ -131,7 +130,7 @@ async function cold() {
 
 async function withWadm<T>(real: boolean, work: (natsUrl: string) => Promise<T>): Promise<T> {
   const nats = await startNatsServer();
-  const wadm = real ? await startWadm(nats.url) : await startFakeWadm({ servers: nats.url });
+  const wadm = real ? await startWadm(nats.url) : await startLoadWadm({ servers: nats.url });
   try {
     return await work(nats.url);
   } finally {
@@ -154,7 +153,7 @@ async function putAndDeployDirectly(nc: NatsConnection, i: number): Promise<void
 /** (d): RSS of the service holding CACHED_APPS applications (derivations, models, statuses). */
 async function memory() {
   const nats = await startNatsServer({ jetstream: false });
-  const wadm = await startFakeWadm({ servers: nats.url });
+  const wadm = await startLoadWadm({ servers: nats.url });
   const ours = await serve(['dist/main.js'], { NATS_URL: nats.url });
   try {
     const idle = await metric(ours.url, 'wasmcloud_metacontroller_process_resident_memory_bytes');
