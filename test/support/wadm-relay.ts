@@ -14,7 +14,7 @@ const REAL_PREFIX = 'relayed.wadm.api';
 const ASK_TIMEOUT_MS = 10_000;
 const STATUS_STREAM = 'wadm_status';
 
-/** The operation token of the subject (`get` without a name is the list). */
+/** The operation token of the subject (`get` without a name is the list, `list` its deprecated form). */
 export type WadmOp = 'put' | 'get' | 'list' | 'versions' | 'del' | 'deploy' | 'undeploy' | 'status' | 'history';
 
 export type Fault =
@@ -145,18 +145,20 @@ export class WadmRelay {
 
   /** On to the real wadm, which answers the caller's reply subject itself. */
   private forward(msg: Msg): void {
-    const subject = `${REAL_PREFIX}${msg.subject.slice(PUBLIC_PREFIX.length)}`;
-    this.nc.publish(subject, msg.data, { ...(msg.reply ? { reply: msg.reply } : {}), ...(msg.headers ? { headers: msg.headers } : {}) });
+    this.nc.publish(realSubject(msg), msg.data, { ...(msg.reply ? { reply: msg.reply } : {}), ...(msg.headers ? { headers: msg.headers } : {}) });
   }
 
   private async fault(msg: Msg, fault: Fault): Promise<void> {
     if (fault.kind === 'storage-error') msg.respond(JSON.stringify({ result: 'error', message: 'Internal storage error' }));
     if (fault.kind === 'error') msg.respond(JSON.stringify({ result: 'error', message: fault.message }));
     if (fault.kind === 'lost-reply') {
-      const subject = `${REAL_PREFIX}${msg.subject.slice(PUBLIC_PREFIX.length)}`;
-      await this.nc.request(subject, msg.data, { timeout: ASK_TIMEOUT_MS, ...(msg.headers ? { headers: msg.headers } : {}) });
+      await this.nc.request(realSubject(msg), msg.data, { timeout: ASK_TIMEOUT_MS, ...(msg.headers ? { headers: msg.headers } : {}) });
     }
   }
+}
+
+function realSubject(msg: Msg): string {
+  return `${REAL_PREFIX}${msg.subject.slice(PUBLIC_PREFIX.length)}`;
 }
 
 /**
