@@ -1,7 +1,9 @@
 // For load only: an in-memory responder on wadm 0.21's API subjects, replying in wadm's wire shapes
-// (reference wadm-api.md §1–§3) so the benchmark can create and settle 10,000 applications in
-// seconds; the real wadm handles requests one at a time and needs minutes for 1,000. It validates
-// nothing and simulates no host: a deploy publishes `deployed` at once. The tests use the real wadm.
+// (reference wadm-api.md §1–§3; the list trimmed, see `summary`) so the benchmark can create and
+// settle 10,000 applications in seconds; the real wadm handles requests one at a time and needs
+// minutes for 1,000. It validates nothing and simulates no host: with `hosts`, a deploy is followed
+// by `deployed`; without, no status is published, as by wadm in a lattice without hosts. The tests
+// use the real wadm.
 import { connect, type Msg, type NatsConnection } from 'nats';
 
 interface App { manifests: Map<string, unknown>; deployed: string | null }
@@ -9,12 +11,13 @@ interface App { manifests: Map<string, unknown>; deployed: string | null }
 /** What the old double's bench setting was: long enough for the caller to record its deploy first. */
 const SETTLE_MS = 5;
 const DEPLOYED = { status: { type: 'deployed' }, version: '', components: [] };
+const UNDEPLOYED = { status: { type: 'undeployed' }, version: '', components: [] };
 
 export class LoadWadm {
   private readonly apps = new Map<string, App>();
   private requests = 0;
 
-  constructor(private readonly nc: NatsConnection) {}
+  constructor(private readonly nc: NatsConnection, private readonly hosts: boolean) {}
 
   /** Requests answered so far. */
   count(): number {
@@ -36,7 +39,7 @@ export class LoadWadm {
     if (msg.reply) msg.respond(JSON.stringify(reply));
     // Shortly after the reply, as wadm's scalers report after its deploy answer: a status that arrived
     // before the caller took in the reply would count as one about the previous version.
-    if (op === 'deploy' && name !== undefined && 'version' in reply) setTimeout(() => this.nc.publish(`wadm.status.${lattice}.${name}`, JSON.stringify(DEPLOYED)), SETTLE_MS);
+    if (this.hosts && op === 'deploy' && name !== undefined && 'version' in reply) setTimeout(() => this.nc.publish(`wadm.status.${lattice}.${name}`, JSON.stringify(DEPLOYED)), SETTLE_MS);
   }
 
   private unnamed(lattice: string, op: string, msg: Msg): object {
@@ -48,7 +51,7 @@ export class LoadWadm {
   private named(lattice: string, name: string, op: string, msg: Msg): object {
     const app = this.apps.get(`${lattice}\u0000${name}`);
     if (op === 'history') return { result: 'error', message: 'Model deployment history is not currently supported' };
-    if (op === 'status') return { result: 'ok', message: `Successfully fetched status for application ${name}`, status: app?.deployed ? DEPLOYED : { status: { type: 'undeployed' }, version: '', components: [] } };
+    if (op === 'status') return { result: 'ok', message: `Successfully fetched status for application ${name}`, status: this.hosts && app?.deployed ? DEPLOYED : UNDEPLOYED };
     if (app === undefined) return { result: 'notfound', message: `Application with the name ${name} not found`, ...(op === 'versions' ? { versions: [] } : {}) };
     const versions = [...app.manifests.keys()];
     if (op === 'versions') return { result: 'success', message: `Successfully fetched versions for application ${name}`, versions: versions.map((version) => ({ version, deployed: version === app.deployed })) };
@@ -80,13 +83,16 @@ export class LoadWadm {
   }
 }
 
+/**
+ * Only the fields the service reads: wadm's full summaries (status, scalers) of 10,000 applications
+ * would not fit in NATS max_payload, and neither would wadm's own reply.
+ */
 function summary(name: string, app: App): object {
-  const version = [...app.manifests.keys()].at(-1)!;
-  return { name, version, description: null, deployed_version: app.deployed, detailed_status: app.deployed ? DEPLOYED : { status: { type: 'undeployed' }, version: '', components: [] }, status: app.deployed ? 'deployed' : 'undeployed', status_message: null };
+  return { name, version: [...app.manifests.keys()].at(-1)!, deployed_version: app.deployed };
 }
 
-export async function startLoadWadm(options: { servers: string }): Promise<LoadWadm> {
-  const wadm = new LoadWadm(await connect({ servers: options.servers, name: 'load-wadm' }));
+export async function startLoadWadm(options: { servers: string; hosts?: boolean }): Promise<LoadWadm> {
+  const wadm = new LoadWadm(await connect({ servers: options.servers, name: 'load-wadm' }), options.hosts ?? false);
   wadm.listen();
   return wadm;
 }

@@ -35,7 +35,7 @@ async function main() {
 /** (a) and (b): the same bodies against the ceiling and against our settled /sync. */
 async function settled() {
   const nats = await startNatsServer({ jetstream: false });
-  const wadm = await startLoadWadm({ servers: nats.url });
+  const wadm = await startLoadWadm({ servers: nats.url, hosts: true });
   const ceiling = await serve(['bench/ceiling-server.mjs'], {});
   const ours = await serve(['dist/main.js'], { NATS_URL: nats.url });
   try {
