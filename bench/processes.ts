@@ -15,7 +15,7 @@ export interface Pinning {
 
 /**
  * With two CPUs or more: the bench process (autocannon, the paced client it spawns, nats-server
- * and the wadm double it starts) on CPU 0, the measured servers on CPU 1, so that the load
+ * and the load responder it starts) on CPU 0, the measured servers on CPU 1, so that the load
  * generator never takes CPU time from the server it measures. Other processes on the machine
  * are not pinned and still share both CPUs.
  */
@@ -23,7 +23,7 @@ export function pinLoadGenerator(): Pinning {
   if (cpus().length < 2) return { note: 'not pinned: one CPU' };
   try {
     execFileSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
-    return { loadGenerator: 0, servers: 1, note: 'load generator (bench process, paced client, nats-server, wadm double) on CPU 0; each measured server on CPU 1, one at a time' };
+    return { loadGenerator: 0, servers: 1, note: 'load generator (bench process, paced client, nats-server, load responder) on CPU 0; each measured server on CPU 1, one at a time' };
   } catch {
     return { note: 'not pinned: taskset unavailable' };
   }

@@ -8,10 +8,10 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { connect, headers, type NatsConnection } from 'nats';
 import type { HookRequest } from '../src/schema/hook.js';
-import { startFakeWadm } from '../test/support/fake-wadm.js';
 import { startNatsServer } from '../test/support/nats-server.js';
 import { startWadm, wadmBinary } from '../test/support/wadm.js';
 import { appRequest, withLargeManagedFields } from './bodies.js';
+import { startLoadWadm } from './load-wadm.js';
 import { paced, type Paced } from './paced.js';
 import { metric, pinLoadGenerator, pool, post, serve, type Pinning } from './processes.js';
 import { memoryProbe, mib, type ProbeReading } from './probe.js';
@@ -52,8 +52,7 @@ async function main() {
 /** (a) and (b): the same bodies against the ceiling and against our settled /sync. */
 async function settled(pin: Pinning) {
   const nats = await startNatsServer({ jetstream: false });
-  const wadm = await startFakeWadm({ servers: nats.url });
-  wadm.setHosts('default', { behaviour: 'healthy', settleMs: 5 });
+  const wadm = await startLoadWadm({ servers: nats.url, hosts: true });
   const ceiling = await serve('bench/ceiling-server.mjs', { pin });
   const ours = await serve('dist/main.js', { env: { NATS_URL: nats.url }, pin, nodeArgs: OURS_NODE_ARGS });
   try {
@@ -122,7 +121,7 @@ function reportThroughput(name: string, bytes: number, rounds: Round<Load>[]) {
 }
 
 /**
- * (c): COLD_APPS new applications put and deployed against the real wadm (or the double), with
+ * (c): COLD_APPS new applications put and deployed against the real wadm (or the load responder), with
  * Metacontroller's 5 workers; and, on a fresh wadm, the same applications put and deployed
  * straight over NATS (versions, put, deploy: the least any client needs), to show wadm's share.
  */
@@ -155,7 +154,7 @@ async function cold() {
       await service.stop();
     }
   });
-  const against = real ? 'the real wadm 0.21.1' : 'the wadm test double';
+  const against = real ? 'the real wadm 0.21.1' : 'the in-memory load responder';
   console.log(`\ncold path, ${COLD_APPS} new applications against ${against}, 5 workers:`);
   console.log(`  straight to wadm (versions, put, deploy): ${direct.toFixed(1)} s`);
   console.log(`  through the hook:                          ${ours.seconds.toFixed(1)} s (${ours.deployed} deployed, ${ours.calls} hook calls, ${ours.wadmRequests} wadm requests), ${round2(ours.seconds / direct)}x`);
@@ -164,7 +163,7 @@ async function cold() {
 
 async function withWadm<T>(real: boolean, work: (natsUrl: string) => Promise<T>): Promise<T> {
   const nats = await startNatsServer();
-  const wadm = real ? await startWadm(nats.url) : await startFakeWadm({ servers: nats.url });
+  const wadm = real ? await startWadm(nats.url) : await startLoadWadm({ servers: nats.url });
   try {
     return await work(nats.url);
   } finally {
@@ -191,8 +190,8 @@ async function putAndDeployDirectly(nc: NatsConnection, i: number): Promise<void
  */
 async function memory() {
   const nats = await startNatsServer({ jetstream: false });
-  const wadm = await startFakeWadm({ servers: nats.url });
-  for (let l = 0; l < LATTICES; l++) wadm.setHosts(`lattice${l}`, { behaviour: 'healthy', settleMs: 5 });
+  // Hosts in every lattice: the applications settle as Deployed, as in a healthy cluster.
+  const wadm = await startLoadWadm({ servers: nats.url, hosts: true });
   const probe = memoryProbe();
   const env = { NATS_URL: nats.url, LATTICE_POLICY_FILE: anyLattice(), ...probe.env, ...snapshotDir() };
   const ours = await serve('dist/main.js', { env, nodeArgs: [...probe.nodeArgs, ...OURS_NODE_ARGS] });
@@ -240,7 +239,7 @@ async function settleAll(url: string): Promise<number[]> {
     });
     passes.push((await metric(url, 'wasmcloud_metacontroller_hook_answers_total{source="memory"}')) - reusedBefore);
     console.log(`  memory: pass ${pass + 1}, ${passes.at(-1)} answers reused`);
-    // The double reports each deploy 5 ms after it; let the statuses arrive before the next pass.
+    // The load responder reports each deploy 5 ms after it; let the statuses arrive before the next pass.
     if (pass === 0) await new Promise((r) => setTimeout(r, 1000));
   }
   return passes;

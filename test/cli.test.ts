@@ -1,5 +1,5 @@
 // The command-line tool: each command through the real binary entry (src/main.ts), with good and
-// bad files; `status` against a real nats-server and the wadm double.
+// bad files; `status` against a real nats-server, the real wadm and a simulated host.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -7,12 +7,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import yaml from 'js-yaml';
-import { startFakeWadm, type FakeWadm } from './support/fake-wadm.js';
 import { fixturePath } from './support/fixtures.js';
-import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { fixtureResource } from './support/resources.js';
-import { startService, type RunningService } from './support/service.js';
-import { FakeMetacontroller, condition } from './support/metacontroller.js';
+import { condition } from './support/metacontroller.js';
+import { startScenario, WADM_WAIT, type Scenario } from './support/scenario.js';
 import { validate } from '../src/cli/validate.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -23,7 +21,7 @@ function cli(args: string[], env: Record<string, string> = {}) {
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
-/** For commands that need this process to keep serving (the wadm double runs here). */
+/** For commands that need this process to keep serving (the service under test runs here). */
 function cliAsync(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
     const child = spawn(process.execPath, ['--import', 'tsx', resolve(ROOT, 'src/main.ts'), ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
@@ -179,28 +177,15 @@ describe('convert', () => {
 });
 
 describe('status', () => {
-  let nats: NatsServer;
-  let wadm: FakeWadm;
-  let running: RunningService;
-  const cleanups: (() => unknown)[] = [];
-  before(async () => {
-    nats = await startNatsServer({ jetstream: false });
-    wadm = await startFakeWadm({ servers: nats.url });
-    wadm.setHosts('default', { behaviour: 'healthy', settleMs: 10 });
-    running = await startService({ after: (fn) => void cleanups.push(fn) }, { NATS_URL: nats.url }, { deployGraceMs: 100 });
-    await running.connected();
-  });
-  after(async () => {
-    for (const cleanup of cleanups) await cleanup();
-    await wadm.stop();
-    await nats.dispose();
-  });
+  let scenario: Scenario;
+  before(async () => (scenario = await startScenario()));
+  after(() => scenario.stop());
 
   it('prints the status the hook writes, asked of wadm over NATS', async () => {
-    const mc = new FakeMetacontroller({ syncUrl: `${running.url}/sync`, resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' } });
+    const mc = scenario.metacontroller();
     mc.apply(fixtureResource('hello.yaml') as never);
-    const { object } = await mc.waitFor('default', 'hello-world', (obj) => condition(obj!, 'Ready')?.status === 'True', { timeoutMs: 5000, intervalMs: 20 });
-    const { code, stdout, stderr } = await cliAsync(['status', 'hello-world', '--lattice', 'default'], { NATS_URL: nats.url });
+    const { object } = await mc.waitFor('default', 'hello-world', (obj) => condition(obj!, 'Ready')?.status === 'True', WADM_WAIT);
+    const { code, stdout, stderr } = await cliAsync(['status', 'hello-world', '--lattice', 'default'], { NATS_URL: scenario.nats.url });
     assert.equal(code, 0, stderr);
     const printed = yaml.load(stdout) as { owner: string; versions: string[]; status: Record<string, unknown> };
     const written = object!.status as Record<string, unknown>;
@@ -210,7 +195,7 @@ describe('status', () => {
   });
 
   it('says so when wadm has no such application, or cannot be reached', async () => {
-    const missing = await cliAsync(['status', 'nope', '-l', 'default'], { NATS_URL: nats.url });
+    const missing = await cliAsync(['status', 'nope', '-l', 'default'], { NATS_URL: scenario.nats.url });
     assert.equal(missing.code, 1);
     assert.equal(missing.stderr, 'wadm has no application "nope" in lattice "default"\n');
     const down = cli(['status', 'x'], { NATS_URL: 'nats://127.0.0.1:1' });

@@ -1,22 +1,23 @@
-// The whole service over HTTP, driven by the Metacontroller emulator, against a real nats-server
-// and the wadm test double (which speaks wadm 0.21's wire protocol and simulates hosts).
+// The whole service over HTTP, driven by the Metacontroller emulator, against a real nats-server,
+// the real wadm behind the fault-injecting relay, and a simulated host. What wadm itself does
+// (versions on edit and revert, suspend, delete, no hosts) is proven in e2e-wadm.test.ts.
 import { before, after, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { FakeWadm } from './support/fake-wadm.js';
 import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
 import type { NatsServer } from './support/nats-server.js';
 import { fixtureResource, hello, type Resource } from './support/resources.js';
 import type { RunningService } from './support/service.js';
-import { startScenario, type Scenario } from './support/scenario.js';
+import { startScenario, WADM_WAIT, type Scenario } from './support/scenario.js';
 import { until } from './support/wait.js';
+import type { WadmRelay } from './support/wadm-relay.js';
 
 let scenario: Scenario;
 let nats: NatsServer;
-let wadm: FakeWadm;
+let wadm: WadmRelay;
 let running: RunningService;
 
 before(async () => {
-  scenario = await startScenario({ WADM_TIMEOUT_MS: '500' }, { deployGraceMs: 300 });
+  scenario = await startScenario();
   ({ nats, wadm, running } = scenario);
 });
 after(() => scenario.stop());
@@ -32,7 +33,7 @@ const phaseOf = (obj: K8sObject | undefined) => (obj?.status as { phase?: string
 async function deploy(mc: FakeMetacontroller, resource: Resource) {
   mc.apply(resource as never);
   const { namespace, name } = resource.metadata;
-  await mc.waitFor(namespace, name, isReady, { timeoutMs: 5000, intervalMs: 20 });
+  await mc.waitFor(namespace, name, isReady, WADM_WAIT);
   return mc.reconcileUntilStable(namespace, name, { maxPasses: 5 });
 }
 
@@ -47,7 +48,7 @@ describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
     assert.equal(status['phase'], 'Deployed');
     assert.equal(status['deployedVersion'], status['version']);
     assert.equal(status['observedGeneration'], obj.metadata.generation);
-    const model = wadm.model('default', 'hello-world')!;
+    const model = (await wadm.model('default', 'hello-world'))!;
     assert.deepEqual(model.versions, [status['version']]);
     assert.equal(model.deployed, status['version']);
     const writes = mc.statusWrites;
@@ -84,32 +85,14 @@ describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
     const edited = await deploy(mc, hello({ description: 'edited' }));
     const v2 = (edited.object!.status as { version: string }).version;
     assert.notEqual(v1, v2);
-    assert.deepEqual(wadm.model('default', 'hello-world')!.versions, [v1, v2]);
-    assert.equal(wadm.model('default', 'hello-world')!.deployed, v2);
+    assert.deepEqual((await wadm.model('default', 'hello-world'))!.versions, [v1, v2]);
+    assert.equal((await wadm.model('default', 'hello-world'))!.deployed, v2);
 
     const putsBefore = wadm.count('put');
     const reverted = await deploy(mc, hello());
     assert.equal((reverted.object!.status as { version: string }).version, v1);
-    assert.equal(wadm.model('default', 'hello-world')!.deployed, v1);
+    assert.equal((await wadm.model('default', 'hello-world'))!.deployed, v1);
     assert.equal(wadm.count('put'), putsBefore, 'revert must not put');
-  });
-
-  it('undeploys on suspend and shows Suspended', async () => {
-    const mc = metacontroller();
-    await deploy(mc, hello());
-    mc.apply(hello({ suspend: true }) as never);
-    const result = await mc.reconcileUntilStable('default', 'hello-world', { maxPasses: 5 });
-    assert.equal(phaseOf(result.object), 'Suspended');
-    assert.equal(wadm.model('default', 'hello-world')!.deployed, null);
-    assert.equal(wadm.model('default', 'hello-world')!.versions.length, 1, 'suspend keeps the versions');
-  });
-
-  it('deletes the model on delete with deletionPolicy Delete', async () => {
-    const mc = metacontroller();
-    await deploy(mc, hello());
-    const result = await mc.deleteAndFinalize('default', 'hello-world', { maxPasses: 5 });
-    assert.equal(result.removed, true);
-    assert.equal(wadm.model('default', 'hello-world'), undefined);
   });
 
   it('leaves the application running on delete with deletionPolicy Orphan', async () => {
@@ -117,7 +100,7 @@ describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
     await deploy(mc, hello({ deletionPolicy: 'Orphan' }));
     const result = await mc.deleteAndFinalize('default', 'hello-world', { maxPasses: 5 });
     assert.equal(result.removed, true);
-    assert.ok(wadm.model('default', 'hello-world')?.deployed);
+    assert.ok((await wadm.model('default', 'hello-world'))?.deployed);
     assert.equal(wadm.count('del'), 0);
   });
 
@@ -134,14 +117,14 @@ describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
   it('never lets namespace B overwrite, deploy, undeploy or delete namespace A\'s application', async () => {
     const mc = metacontroller();
     await deploy(mc, hello({}, 'team-a'));
-    const before = JSON.stringify(wadm.model('default', 'hello-world'));
+    const before = JSON.stringify(await wadm.model('default', 'hello-world'));
     mc.apply(hello({ description: 'hijack' }, 'team-b') as never);
     const result = await mc.reconcileUntilStable('team-b', 'hello-world', { maxPasses: 5 });
     assert.equal(condition(result.object!, 'Stalled')!.reason, 'OwnershipConflict');
     mc.apply(hello({ suspend: true }, 'team-b') as never);
     await mc.reconcileUntilStable('team-b', 'hello-world', { maxPasses: 5 });
     await mc.deleteAndFinalize('team-b', 'hello-world', { maxPasses: 5 });
-    assert.equal(JSON.stringify(wadm.model('default', 'hello-world')), before);
+    assert.equal(JSON.stringify(await wadm.model('default', 'hello-world')), before);
     const writes = wadm.requests.filter((r) => ['put', 'deploy', 'undeploy', 'del'].includes(r.op));
     assert.deepEqual(writes.map((r) => r.op), ['put', 'deploy'], 'only team-a ever wrote');
   });
@@ -155,25 +138,25 @@ describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
     assert.equal(condition(result.object!, 'Stalled')!.reason, 'ManifestInvalid');
     assert.match(condition(result.object!, 'Ready')!.message ?? "", /something wadm dislikes/);
   });
-
-  it('never reports Ready while wadm has published no status for the deployed version', async () => {
-    wadm.setHosts('default', { behaviour: 'none' });
-    const mc = metacontroller();
-    mc.apply(hello() as never);
-    const first = await mc.reconcile('default', 'hello-world');
-    assert.equal(first.httpStatus, 200);
-    const status = mc.get('default', 'hello-world')!.status as { phase: string; conditions: { type: string; status: string }[] };
-    assert.equal(status.phase, 'Reconciling');
-    await new Promise((resolve) => setTimeout(resolve, 350)); // past the deploy grace period
-    await mc.reconcile('default', 'hello-world');
-    const later = mc.get('default', 'hello-world')!;
-    assert.equal(phaseOf(later), 'Undeployed');
-    assert.equal(condition(later, 'Ready')!.status, 'False');
-    assert.equal(condition(later, 'Reconciling')!.status, 'True');
-  });
 });
 
 describe('when NATS goes away', () => {
+  it('reports no responders as LatticeUnavailable while wadm is not running', async () => {
+    const mc = metacontroller();
+    await wadm.pause();
+    try {
+      mc.apply(hello() as never);
+      await mc.reconcile('default', 'hello-world');
+      const obj = mc.get('default', 'hello-world')!;
+      assert.equal(condition(obj, 'Ready')!.reason, 'LatticeUnavailable');
+      assert.match(condition(obj, 'Ready')!.message ?? "", /NoResponders/);
+    } finally {
+      await wadm.resume();
+    }
+    await mc.waitFor('default', 'hello-world', isReady, WADM_WAIT);
+  });
+
+  // Last: wadm and the simulated host do not reliably come back whole from a NATS restart.
   it('answers 200 with Ready=Unknown, drops readiness, and recovers without a restart', async () => {
     const mc = metacontroller();
     await deploy(mc, hello());
@@ -191,27 +174,12 @@ describe('when NATS goes away', () => {
     assert.ok((unknown.status as { deployedVersion?: string }).deployedVersion, 'last known deployedVersion is kept');
     assert.ok(down.resyncAfterSeconds! > 0);
 
-    await nats.restart();
+    await scenario.restartNats();
     await running.connected();
     assert.equal((await fetch(`${running.url}/readyz`)).status, 200);
-    const recovered = await mc.waitFor('default', 'hello-world', isReady, { timeoutMs: 10_000, intervalMs: 50 });
+    const recovered = await mc.waitFor('default', 'hello-world', isReady, WADM_WAIT);
     const status = recovered.object!.status as { version: string; deployedVersion: string };
     assert.equal(status.deployedVersion, status.version);
-    assert.equal(wadm.model('default', 'hello-world')!.deployed, status.version, 'the edit made while NATS was down is deployed');
-  });
-
-  it('reports no responders as LatticeUnavailable while wadm is not running', async () => {
-    const mc = metacontroller();
-    await wadm.pause();
-    try {
-      mc.apply(hello() as never);
-      await mc.reconcile('default', 'hello-world');
-      const obj = mc.get('default', 'hello-world')!;
-      assert.equal(condition(obj, 'Ready')!.reason, 'LatticeUnavailable');
-      assert.match(condition(obj, 'Ready')!.message ?? "", /NoResponders/);
-    } finally {
-      await wadm.resume();
-    }
-    await mc.waitFor('default', 'hello-world', isReady, { timeoutMs: 5000, intervalMs: 20 });
+    assert.equal((await wadm.model('default', 'hello-world'))!.deployed, status.version, 'the edit made while NATS was down is deployed');
   });
 });

@@ -1,5 +1,5 @@
-// src/lattice/ against a real nats-server and the wadm test double: the wire details of each
-// operation, the error mapping, retries, and the status subscription.
+// src/lattice/ against a real nats-server and the real wadm behind the fault-injecting relay: the
+// wire details of each operation, the error mapping, retries, and the status subscription.
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type NatsConnection } from 'nats';
@@ -12,21 +12,21 @@ import { WadmClient } from '../src/lattice/wadm-client.js';
 import { renderManifest } from '../src/core/manifest.js';
 import { validateParent } from '../src/core/validate.js';
 import type { Parent } from '../src/schema/hook.js';
-import { startFakeWadm, type FakeWadm } from './support/fake-wadm.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { hello } from './support/resources.js';
 import { until } from './support/wait.js';
 import { testClock } from './support/clock.js';
+import { startRelayedWadm, type WadmRelay } from './support/wadm-relay.js';
 
 let nats: NatsServer;
-let wadm: FakeWadm;
+let wadm: WadmRelay;
 let nc: NatsConnection;
 let client: WadmClient;
 const requests: string[] = [];
 
 before(async () => {
-  nats = await startNatsServer({ jetstream: false });
-  wadm = await startFakeWadm({ servers: nats.url });
+  nats = await startNatsServer();
+  wadm = await startRelayedWadm(nats.url);
   nc = await connect({ servers: nats.url });
   client = new WadmClient({ connection: () => nc, apiPrefix: 'wadm.api', timeoutMs: 300, onRequest: (_lattice, op, outcome) => requests.push(`${op}:${outcome}`) });
 });
@@ -35,7 +35,8 @@ after(async () => {
   await wadm.stop();
   await nats.dispose();
 });
-beforeEach(() => {
+beforeEach(async () => {
+  await wadm.clear('default');
   wadm.reset();
   requests.length = 0;
 });
@@ -44,6 +45,12 @@ function manifest(overrides: Record<string, unknown> = {}) {
   const result = validateParent(hello(overrides) as unknown as Parent, 'default');
   assert.ok(result.ok);
   return renderManifest(result.app);
+}
+
+/** A status on wadm's subject, as wadm publishes it. */
+async function publishStatus(name: string, type: string) {
+  nc.publish(`wadm.status.default.${name}`, JSON.stringify({ status: { type }, version: '', components: [] }));
+  await nc.flush();
 }
 
 async function rejects(promise: Promise<unknown>, reason: string) {
@@ -82,7 +89,7 @@ describe('the wadm client', () => {
     const { body, version } = manifest();
     await client.put('default', body);
     assert.deepEqual(await client.deploy('default', 'hello-world', version), { kind: 'done' });
-    assert.equal(wadm.model('default', 'hello-world')!.deployed, version);
+    assert.equal((await wadm.model('default', 'hello-world'))!.deployed, version);
     assert.deepEqual(await client.undeploy('default', 'hello-world'), { kind: 'done' });
     assert.deepEqual(await client.deploy('default', 'unknown', version), { kind: 'notfound' });
     assert.deepEqual(await client.delete('default', 'hello-world', null), { kind: 'done' });
@@ -102,9 +109,9 @@ describe('the wadm client', () => {
   });
 
   it('tells a timeout from no responders from no connection', async () => {
-    wadm.inject('versions', { kind: 'delay', ms: 600 });
+    const held = wadm.hold('versions');
     await rejects(client.versions('default', 'slow'), 'Timeout');
-    await new Promise((resolve) => setTimeout(resolve, 400)); // let the double finish the slow request
+    held.release();
     await wadm.pause();
     try {
       await rejects(client.versions('default', 'x'), 'NoResponders');
@@ -147,7 +154,7 @@ describe('what a replica remembers of wadm (Knowledge)', () => {
     await nc.flush();
     nc.publish('wadm.status.default.a', 'not json');
     nc.publish('wadm.status.default.a', JSON.stringify({ status: { type: 'bogus' } }));
-    await wadm.publishStatus('default', 'a', { status: { type: 'deployed' }, version: '', components: [] } as never);
+    await publishStatus('a', 'deployed');
     await until(() => known.status('default', 'a') !== undefined);
     assert.deepEqual(known.status('default', 'a'), { status: { status: { type: 'deployed' } }, predatesDeploy: false }, 'kept lean: what a verdict reads');
   });
@@ -160,7 +167,7 @@ describe('what a replica remembers of wadm (Knowledge)', () => {
     known.deployed('default', 'b');
     assert.equal(known.status('default', 'b')!.predatesDeploy, true);
     assert.equal(known.rememberStatus('default', 'b', { status: { type: 'deployed' } }, false).predatesDeploy, true, 'a model.status reply cannot prove it is newer');
-    await wadm.publishStatus('default', 'b', { status: { type: 'reconciling' }, version: '', components: [] } as never);
+    await publishStatus('b', 'reconciling');
     await until(() => known.status('default', 'b')?.status.status.type === 'reconciling');
     assert.equal(known.status('default', 'b')!.predatesDeploy, false);
   });

@@ -7,17 +7,17 @@ import { connect, type NatsConnection } from 'nats';
 import { Limiter } from '../src/lattice/limiter.js';
 import { WadmClient } from '../src/lattice/wadm-client.js';
 import { WadmUnavailableError } from '../src/lattice/errors.js';
-import type { FakeWadm } from './support/fake-wadm.js';
 import { FakeMetacontroller, condition } from './support/metacontroller.js';
 import type { NatsServer } from './support/nats-server.js';
 import { hello } from './support/resources.js';
 import type { RunningService } from './support/service.js';
-import { startScenario, type Scenario } from './support/scenario.js';
+import { startScenario, WADM_WAIT, type Scenario } from './support/scenario.js';
 import { testClock } from './support/clock.js';
+import type { WadmRelay } from './support/wadm-relay.js';
 
 let scenario: Scenario;
 let nats: NatsServer;
-let wadm: FakeWadm;
+let wadm: WadmRelay;
 let running: RunningService;
 let nc: NatsConnection;
 /** The service's clock: it moves only when a test moves it. */
@@ -39,7 +39,7 @@ function metacontroller(url?: string): FakeMetacontroller {
 
 async function settledApp(mc: FakeMetacontroller): Promise<void> {
   mc.apply(hello() as never);
-  await mc.waitFor('default', 'hello-world', (obj) => condition(obj!, 'Ready')?.status === 'True', { timeoutMs: 5000, intervalMs: 20 });
+  await mc.waitFor('default', 'hello-world', (obj) => condition(obj!, 'Ready')?.status === 'True', WADM_WAIT);
   await mc.reconcileUntilStable('default', 'hello-world', { maxPasses: 3 });
 }
 
@@ -60,9 +60,9 @@ describe('the settled fast path', () => {
     const hits = await fromMemory();
     for (let i = 0; i < 5; i++) await mc.reconcile('default', 'hello-world');
     assert.equal(await fromMemory(), hits + 5, 'every settled resync came from memory (hook_answers_total)');
-    await wadm.publishStatus('default', 'hello-world', { status: { type: 'failed', message: 'host gone' }, version: '', components: [] } as never);
-    await mc.waitFor('default', 'hello-world', (obj) => condition(obj!, 'Ready')?.status === 'False', { timeoutMs: 2000, intervalMs: 20 });
-    assert.match(condition(mc.get('default', 'hello-world')!, 'Ready')!.message ?? '', /host gone/);
+    await scenario.sim.stopHost(scenario.sim.hosts[0]!.id); // wadm reports the application failed
+    await mc.waitFor('default', 'hello-world', (obj) => condition(obj!, 'Ready')?.status === 'False', WADM_WAIT);
+    assert.match(condition(mc.get('default', 'hello-world')!, 'Ready')!.message ?? '', /eligible hosts|instances/);
   });
 
   it('asks wadm with one probe per lattice once the liveness window has passed, shared by every application', async () => {
@@ -93,9 +93,11 @@ describe('a cold start', () => {
   it('sends identical reads in flight once (singleflight)', async () => {
     let shared = 0;
     const client = new WadmClient({ connection: () => nc, apiPrefix: 'wadm.api', timeoutMs: 1000, onShared: () => shared++ });
-    wadm.inject('versions', { kind: 'delay', ms: 50 });
-    const answers = await Promise.all(Array.from({ length: 5 }, () => client.versions('default', 'same')));
-    assert.deepEqual(answers, [null, null, null, null, null]);
+    const held = wadm.hold('versions');
+    const asked = Promise.all(Array.from({ length: 5 }, () => client.versions('default', 'same')));
+    await held.arrived;
+    held.release();
+    assert.deepEqual(await asked, [null, null, null, null, null]);
     assert.equal(wadm.count('versions'), 1);
     assert.equal(shared, 4);
   });
