@@ -30,8 +30,8 @@ export function binaryFrom(variable: string, env: NodeJS.ProcessEnv = process.en
   return path;
 }
 
-export function startProcess(name: string, binary: string, args: string[]): ServerProcess {
-  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+export function startProcess(name: string, binary: string, args: string[], env: NodeJS.ProcessEnv = process.env): ServerProcess {
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   let log = '';
   const append = (chunk: Buffer): void => {
     log = (log + chunk.toString()).slice(-LOG_LIMIT);
