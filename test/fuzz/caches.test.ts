@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Lru } from '../../src/core/lru.js';
 import { Knowledge } from '../../src/lattice/knowledge.js';
+import { testClock } from '../support/clock.js';
 import { NOW, checkAfterFuzzing, property, runs, token, wadmStatus } from './arbitraries.js';
 
 describe('fuzzing the bounded caches', () => {
@@ -67,12 +68,12 @@ describe('fuzzing the bounded caches', () => {
     const model = { versions: ['v1'], deployedVersion: null, known: { v1: { version: 'v1', owner: 'default/app', contentHash: null } } };
     const arbitrary = fc.record({ capacity: fc.integer({ min: 1, max: 20 }), ops: fc.array(knowledgeOp, { maxLength: 200 }), status: wadmStatus });
     await property('knowledge: bounded', arbitrary, runs(1000), async ({ capacity, ops, status }) => {
-      let now = NOW;
-      const known = new Knowledge({ capacity, modelTtlMs: 5_000, deployGraceMs: 10_000, livenessMs: 5_000, now: () => now });
+      const clock = testClock(NOW);
+      const known = new Knowledge({ capacity, modelTtlMs: 5_000, deployGraceMs: 10_000, livenessMs: 5_000, now: clock.now });
       for (const o of ops) {
         if (o.op === 'reset') known.reset();
         else {
-          now += o.tick;
+          clock.advance(o.tick);
           if (o.op === 'status') known.rememberStatus(o.lattice, o.name, status, o.tick % 2 === 0);
           else if (o.op === 'deployed') known.deployed(o.lattice, o.name);
           else if (o.op === 'lookup') known.status(o.lattice, o.name);

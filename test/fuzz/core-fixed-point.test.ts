@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { createHooks } from '../../src/http/hooks.js';
 import { type HookRequest } from '../../src/schema/hook.js';
 import { applicationOf } from '../../src/core/application.js';
+import { testClock } from '../support/clock.js';
 import { MemoryLattice } from '../support/memory-lattice.js';
 import { hello, hookRequest } from '../support/resources.js';
 import { HELLO, NOW, RecordingLattice, SILENT, TENANCIES, Tally, chaos, checkAfterFuzzing, checkHookRequest, clone, desiredSeed, exposeGc, hooksFor, mostlyValid, outcome, property, requestOf, respond, runs, seedDesired, seedLattice, seedModels, tenancyName, tenancyOf, totals } from './arbitraries.js';
@@ -28,14 +29,14 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
       seedLattice(memory, seeds);
       seedDesired(memory, request, desired);
       memory.down = down;
-      let now = NOW;
+      const clock = testClock(NOW);
       let lastWrites: unknown[] = [];
-      const hooks = createHooks({ lattice: memory, tenancy: tenancyOf(tenancy), budgetMs: 5000, now: () => now, cacheEntries: 10_000, onRun: (_hook, run) => (lastWrites = run.facts.writes) });
+      const hooks = createHooks({ lattice: memory, tenancy: tenancyOf(tenancy), budgetMs: 5000, now: clock.now, cacheEntries: 10_000, onRun: (_hook, run) => (lastWrites = run.facts.writes) });
       const first = await respond(hooks, 'sync', request, SILENT);
       tally.add(`${outcome(first)}${lastWrites.length > 0 ? ' after writes' : ''}`);
       // Metacontroller writes the status, Kubernetes stores it as JSON, the next call carries it.
       const again = { ...request, parent: { ...request.parent, status: JSON.parse(JSON.stringify(first.status)) as unknown } };
-      now = NOW + advanceMs;
+      clock.set(NOW + advanceMs);
       const second = await respond(hooks, 'sync', again, SILENT);
       assert.equal(JSON.stringify(second.status), JSON.stringify(first.status));
       assert.deepEqual(lastWrites, [], 'a converged resource costs no write');
