@@ -45,7 +45,7 @@ describe('README.md', () => {
 
   it('names the Node.js version the image runs among the tested ones', () => {
     const image = /^ARG NODE_IMAGE=node:(\d+\.\d+)/m.exec(readFileSync(resolve(ROOT, 'Dockerfile'), 'utf8'))![1]!;
-    const prerequisites = readme.slice(readme.indexOf('### Prerequisites'), readme.indexOf('## Install'));
+    const prerequisites = readme.slice(readme.indexOf('## Prerequisites'), readme.indexOf('## Install'));
     assert.match(prerequisites, new RegExp(`Node 20\\.\\d+ .*and ${image.replace('.', '\\.')} \\(the image\\)`));
   });
 
