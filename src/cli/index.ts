@@ -5,15 +5,9 @@ import { parseArgs } from 'node:util';
 import type { Config } from '../service/config.js';
 import type { Outcome } from './commands.js';
 
-// The commands are loaded when one runs: the service (`serve`) never needs them, and they bring
-// their own compiled schemas (the whole parent, v2 workloads), YAML and the v2 converter.
-const validate = async (...a: Parameters<typeof import('./validate.js').validate>) => (await import('./validate.js')).validate(...a);
-const convertTo = async (...a: Parameters<typeof import('./convert-v2.js').convertTo>) => (await import('./convert-v2.js')).convertTo(...a);
-const status = async (...a: Parameters<typeof import('./status.js').status>) => (await import('./status.js')).status(...a);
-const diff = async (...a: Parameters<typeof import('./lattice-views.js').diff>) => (await import('./lattice-views.js')).diff(...a);
-const list = async (...a: Parameters<typeof import('./lattice-views.js').list>) => (await import('./lattice-views.js')).list(...a);
-const render = async (...a: Parameters<typeof import('./commands.js').render>) => (await import('./commands.js')).render(...a);
-const convert = async (...a: Parameters<typeof import('./commands.js').convert>) => (await import('./commands.js')).convert(...a);
+// The commands are loaded when one runs (the dynamic imports below): the service (`serve`) never
+// needs them, and they bring their own compiled schemas (the whole parent, v2 workloads), YAML and
+// the v2 converter.
 
 export const USAGE = `usage: wasmcloud-metacontroller [command]
 
@@ -83,22 +77,22 @@ export function parseCommandLine(argv: string[]): Invocation {
       if (maxPayload !== undefined && !/^[1-9]\d*$/.test(maxPayload)) return fail(`--max-payload must be a number of bytes, got "${maxPayload}"\n${USAGE}`);
       if (args.length === 0) return fail(`validate needs at least one FILE\n${USAGE}`);
       const maxPayloadBytes = maxPayload === undefined ? undefined : Number(maxPayload);
-      return { command: 'run', run: (config) => validate(args, { ...options(config), strict: values.strict ?? false, ...(maxPayloadBytes ? { maxPayloadBytes } : {}) }) };
+      return { command: 'run', run: async (config) => (await import('./validate.js')).validate(args, { ...options(config), strict: values.strict ?? false, ...(maxPayloadBytes ? { maxPayloadBytes } : {}) }) };
     }
     case 'render':
-      return one('FILE', { command: 'run', run: (config) => render(args[0]!, options(config)) });
+      return one('FILE', { command: 'run', run: async (config) => (await import('./commands.js')).render(args[0]!, options(config)) });
     case 'convert':
       if (values.to !== undefined || values['http-host'] !== undefined || values['allow-host'] !== undefined) {
         const v2 = { to: values.to ?? '', namespaceGiven: values.namespace, httpHost: values['http-host'], allowHosts: values['allow-host'] ?? [] };
-        return one('FILE', { command: 'run', run: (config) => convertTo(args[0]!, { ...options(config), ...v2 }) });
+        return one('FILE', { command: 'run', run: async (config) => (await import('./convert-v2.js')).convertTo(args[0]!, { ...options(config), ...v2 }) });
       }
-      return one('FILE', { command: 'run', run: (config) => convert(args[0]!, { ...options(config), namespaceGiven: values.namespace !== undefined }) });
+      return one('FILE', { command: 'run', run: async (config) => (await import('./commands.js')).convert(args[0]!, { ...options(config), namespaceGiven: values.namespace !== undefined }) });
     case 'status':
-      return one('NAME', { command: 'run', run: (config) => status(args[0]!, values.lattice ?? config.defaultLattice, config) });
+      return one('NAME', { command: 'run', run: async (config) => (await import('./status.js')).status(args[0]!, values.lattice ?? config.defaultLattice, config) });
     case 'diff':
-      return one('FILE', { command: 'run', run: (config) => diff(args[0]!, values.lattice, options(config), config) });
+      return one('FILE', { command: 'run', run: async (config) => (await import('./lattice-views.js')).diff(args[0]!, values.lattice, options(config), config) });
     case 'list':
-      return args.length === 0 ? { command: 'run', run: (config) => list(values.lattice ?? config.defaultLattice, config) } : fail(`list takes no arguments\n${USAGE}`);
+      return args.length === 0 ? { command: 'run', run: async (config) => (await import('./lattice-views.js')).list(values.lattice ?? config.defaultLattice, config) } : fail(`list takes no arguments\n${USAGE}`);
     default:
       return fail(`unknown command "${command}"\n${USAGE}`);
   }
