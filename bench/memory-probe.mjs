@@ -4,7 +4,7 @@
 // (after the GC) there, numbered by reading. The service itself never forces a GC.
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 
 const file = process.env.BENCH_PROBE_FILE;
 const snapshots = process.env.BENCH_HEAP_SNAPSHOT_DIR;
@@ -32,12 +32,17 @@ function residentByKind() {
   return kinds;
 }
 
+/** V8's heap by space: committed (space_size) and used bytes, to tell the young generation from the old. */
+function heapSpaces() {
+  return Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, { committed: s.space_size, used: s.space_used_size }]));
+}
+
 process.on('SIGUSR2', () => {
   const found = usage();
   // Twice: the first collection may leave objects that only finalizers of the first free.
   globalThis.gc();
   globalThis.gc();
-  const afterGc = { ...usage(), v8Malloced: getHeapStatistics().malloced_memory, resident: residentByKind() };
+  const afterGc = { ...usage(), v8Malloced: getHeapStatistics().malloced_memory, resident: residentByKind(), spaces: heapSpaces() };
   const snapshot = snapshots ? writeHeapSnapshot(join(snapshots, `reading-${++readings}.heapsnapshot`)) : undefined;
   writeFileSync(`${file}.tmp`, JSON.stringify({ found, afterGc, snapshot }));
   renameSync(`${file}.tmp`, file);

@@ -15,7 +15,7 @@ export interface ProbeReading {
   /** As found, right after the pass that was measured. */
   found: MemoryUsage;
   /** After a forced full GC. */
-  afterGc: MemoryUsage & { v8Malloced: number; resident?: { mallocBrk: number; anonymous: number; files: number } };
+  afterGc: MemoryUsage & { v8Malloced: number; resident?: { mallocBrk: number; anonymous: number; files: number }; spaces?: Record<string, { committed: number; used: number }> };
   snapshot?: string;
 }
 

@@ -211,6 +211,7 @@ async function memory() {
       afterGc: {
         rssMiB: mib(r.afterGc.rss), heapUsedMiB: mib(r.afterGc.heapUsed), heapTotalMiB: mib(r.afterGc.heapTotal), externalMiB: mib(r.afterGc.external), v8MallocedMiB: mib(r.afterGc.v8Malloced),
         ...(r.afterGc.resident ? { residentMiB: Object.fromEntries(Object.entries(r.afterGc.resident).map(([k, v]) => [k, mib(v)])) } : {}),
+        ...(r.afterGc.spaces ? { heapSpacesMiB: Object.fromEntries(Object.entries(r.afterGc.spaces).map(([k, v]) => [k, `${mib(v.committed)} committed, ${mib(v.used)} used`])) } : {}),
       },
       ...(r.snapshot ? { snapshot: r.snapshot } : {}),
     });

@@ -2,6 +2,9 @@
 // re-inserting on use is all the bookkeeping an LRU needs.
 export class Lru<K, V> {
   private readonly map = new Map<K, V>();
+  /** The most recently used key: a hook call reads its entry several times, and moving an entry
+   * already at the end would only churn the Map's table (a delete leaves a hole until a rehash). */
+  private newest: K | undefined;
   evictions = 0;
 
   constructor(readonly capacity: number) {}
@@ -12,9 +15,10 @@ export class Lru<K, V> {
 
   get(key: K): V | undefined {
     const value = this.map.get(key);
-    if (value !== undefined) {
+    if (value !== undefined && key !== this.newest) {
       this.map.delete(key);
       this.map.set(key, value);
+      this.newest = key;
     }
     return value;
   }
@@ -22,6 +26,7 @@ export class Lru<K, V> {
   set(key: K, value: V): void {
     this.map.delete(key);
     this.map.set(key, value);
+    this.newest = key;
     if (this.map.size > this.capacity) {
       this.map.delete(this.map.keys().next().value as K);
       this.evictions++;
@@ -30,6 +35,7 @@ export class Lru<K, V> {
 
   delete(key: K): void {
     this.map.delete(key);
+    if (key === this.newest) this.newest = undefined;
   }
 
   keys(): K[] {
@@ -38,5 +44,6 @@ export class Lru<K, V> {
 
   clear(): void {
     this.map.clear();
+    this.newest = undefined;
   }
 }

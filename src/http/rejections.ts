@@ -57,7 +57,7 @@ const LOG_WINDOW_MS = 10_000;
 export function rejectionRecorder(metrics: Metrics, logger: Logger, now: () => number) {
   const windows = new Map<number, { loggedAt: number; suppressed: number }>();
   return (hook: HookName, status: number, error: string, remote: string | undefined): void => {
-    metrics.hookRequests.inc({ hook, code: String(status) });
+    metrics.countHookCall(hook, String(status));
     const window = windows.get(status);
     const at = now();
     if (window && at - window.loggedAt < LOG_WINDOW_MS) {

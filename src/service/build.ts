@@ -59,7 +59,7 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
       // A finalized application is gone: it no longer counts in any phase.
       metrics.recordPhase(owner, latticeName, hook === 'finalize' && run.response.finalized ? undefined : run.response.status.phase);
     },
-    onAnswer: (source) => metrics.answers.inc({ source }),
+    onAnswer: (source) => metrics.countAnswer(source),
   });
   metrics.observeCaches({ knowledge: lattice.knowledge, answers: hooks.answers });
   const app = buildServer({

@@ -2,6 +2,7 @@
 // several servers side by side.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { Lru } from '../core/lru.js';
+import { LightHistogram } from './histogram.js';
 import { VERSION } from './version.js';
 
 const PREFIX = 'wasmcloud_metacontroller_';
@@ -9,20 +10,28 @@ const PREFIX = 'wasmcloud_metacontroller_';
 export class Metrics {
   readonly registry = new Registry();
 
-  readonly hookRequests = new Counter({
+  // The three metrics of every hook call: the counters are plain numbers handed to prom-client
+  // when it collects (a scrape), the durations a LightHistogram. prom-client's inc() and observe()
+  // validate and hash the labels and allocate on each call, a measurable share of a settled
+  // resync's cost (BENCHMARKS.md).
+  private readonly hookCalls = new Tally();
+  private readonly answerSources = new Tally();
+
+  readonly hookRequests: Counter<'hook' | 'code'> = new Counter({
     name: `${PREFIX}hook_requests_total`,
     help: 'Hook calls by hook and HTTP outcome.',
     labelNames: ['hook', 'code'] as const,
     registers: [this.registry],
+    collect: () => this.hookCalls.copyTo(this.hookRequests, (hook, code) => ({ hook, code })),
   });
 
-  readonly hookDuration = new Histogram({
-    name: `${PREFIX}hook_duration_seconds`,
-    help: 'Time to answer a hook call.',
-    labelNames: ['hook'] as const,
-    buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10],
-    registers: [this.registry],
-  });
+  readonly hookDuration = new LightHistogram(
+    `${PREFIX}hook_duration_seconds`,
+    'Time to answer a hook call.',
+    'hook',
+    [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10],
+    this.registry,
+  );
 
   readonly wadmRequests = new Counter({
     name: `${PREFIX}wadm_requests_total`,
@@ -46,11 +55,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly answers = new Counter({
+  readonly answers: Counter<'source'> = new Counter({
     name: `${PREFIX}hook_answers_total`,
     help: 'Hook answers by source: reused from memory (a settled application) or computed.',
     labelNames: ['source'] as const,
     registers: [this.registry],
+    collect: () => this.answerSources.copyTo(this.answers, (source) => ({ source })),
   });
 
   /** The last phase of each application this replica answered for, bounded like the caches. */
@@ -89,6 +99,21 @@ export class Metrics {
     labelNames: ['version', 'node'] as const,
     registers: [this.registry],
   });
+
+  /** A hook call answered with this HTTP status. */
+  countHookCall(hook: string, code: string): void {
+    this.hookCalls.add(hook, code);
+  }
+
+  /** A hook call's duration, by hook. */
+  observeHookDuration(hook: string, seconds: number): void {
+    this.hookDuration.observe(hook, seconds);
+  }
+
+  /** Where a hook answer came from. */
+  countAnswer(source: 'memory' | 'computed'): void {
+    this.answerSources.add(source, '');
+  }
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
@@ -141,5 +166,22 @@ export class Metrics {
         for (const [cache, c] of Object.entries(caches)) this.inc({ cache }, c.evictions);
       },
     });
+  }
+}
+
+/** Counts by one or two label values, as plain numbers until prom-client collects them. */
+class Tally {
+  private readonly counts = new Map<string, Map<string, number>>();
+
+  add(first: string, second: string): void {
+    let inner = this.counts.get(first);
+    if (!inner) this.counts.set(first, (inner = new Map()));
+    inner.set(second, (inner.get(second) ?? 0) + 1);
+  }
+
+  /** Sets the counter to these totals (they only grow, so the counter never goes down). */
+  copyTo<L extends string>(counter: Counter<L>, labels: (first: string, second: string) => Partial<Record<L, string>>): void {
+    counter.reset();
+    for (const [first, inner] of this.counts) for (const [second, n] of inner) counter.inc(labels(first, second), n);
   }
 }
