@@ -11,14 +11,15 @@ ARG NODE_IMAGE=node:24.19-trixie-slim
 # local stand-ins where no registry is reachable; releases use these defaults.
 ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian13:nonroot
 
-# Compiles TypeScript to dist/ with the dev dependencies (typescript).
+# Type-checks and bundles src/ into dist/main.js with the dev dependencies (typescript, esbuild).
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# --ignore-scripts: no dependency needs an install script to build (only esbuild, via tsx, has one,
-# and tsx is used by the tests, not by `npm run build`).
+# --ignore-scripts: no dependency needs an install script to build (esbuild's only checks that its
+# platform package, an optional dependency npm installs anyway, is in place).
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.mjs ./scripts/
 COPY src ./src
 RUN npm run build
 
@@ -28,7 +29,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
-# The runtime: compiled code, production node_modules and package.json ("type": "module").
+# The runtime: the bundle, production node_modules (pino, which the bundle leaves out: its
+# transports load files of their own) and package.json ("type": "module").
 FROM ${RUNTIME_IMAGE}
 WORKDIR /app
 COPY --from=production-dependencies /app/node_modules ./node_modules

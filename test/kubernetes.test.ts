@@ -309,9 +309,9 @@ describe('the Dockerfile', () => {
     assert.equal(all.some((l) => /^HEALTHCHECK\b/i.test(l)), false, 'Kubernetes probes replace HEALTHCHECK');
   });
 
-  it('sends the build only the lockfile, the TypeScript configuration and src/', () => {
+  it('sends the build only the lockfile, the TypeScript configuration, the build script and src/', () => {
     const ignore = read('.dockerignore').split('\n').filter((l) => l && !l.startsWith('#'));
-    assert.deepEqual(ignore, ['*', '!package.json', '!package-lock.json', '!tsconfig.json', '!tsconfig.build.json', '!src']);
+    assert.deepEqual(ignore, ['*', '!package.json', '!package-lock.json', '!tsconfig.json', '!tsconfig.build.json', '!scripts/build.mjs', '!src']);
   });
 });
 

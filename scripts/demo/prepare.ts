@@ -10,9 +10,9 @@ import { BUILT_MAIN } from '../../test/support/service-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TEST_DEPS = join(ROOT, 'scripts/test-deps.sh');
-const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+const BUILD = join(ROOT, 'scripts/build.mjs');
 /** What `npm run build` reads: a change to any of them makes dist/ stale. */
-const BUILD_INPUTS = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+const BUILD_INPUTS = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs'];
 
 /** An expected failure: the demo prints its message as one line, without a stack trace. */
 export class DemoError extends Error {}
@@ -81,7 +81,7 @@ export function buildNeeded(): string | undefined {
   return stale === undefined ? undefined : `${stale} changed since the last build`;
 }
 
-/** `npm run build` (tsc), with its output shown, when dist/ is missing or stale. */
+/** `npm run build` (tsc, then the bundle), with its output shown, when dist/ is missing or stale. */
 export async function buildService(say: (line: string) => void, signal: AbortSignal): Promise<void> {
   const reason = buildNeeded();
   if (reason === undefined) {
@@ -89,8 +89,8 @@ export async function buildService(say: (line: string) => void, signal: AbortSig
     return;
   }
   const started = Date.now();
-  say(`service: building dist/ with tsc (${reason})...`);
-  const code = await startGroup(process.execPath, [TSC, '-p', 'tsconfig.build.json'], ['ignore', 'inherit', 'inherit'], signal).exited;
-  if (code !== 0) throw new DemoError(`the build failed (tsc exited with ${code}); its errors are above`);
+  say(`service: building dist/ (${reason})...`);
+  const code = await startGroup(process.execPath, [BUILD], ['ignore', 'inherit', 'inherit'], signal).exited;
+  if (code !== 0) throw new DemoError(`the build failed (exit code ${code}); its errors are above`);
   say(`service: built dist/ in ${((Date.now() - started) / 1000).toFixed(1)}s`);
 }

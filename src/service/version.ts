@@ -1,8 +1,12 @@
-// The version of this build, read from package.json, the one place it is written (SemVer). The
-// file is two folders up both from src/service/ (tsx, the tests) and from dist/service/ (npm run
-// build, the image, which copies package.json to /app next to dist/).
+// The version of this build, from package.json, the one place it is written (SemVer). The bundle
+// (scripts/build.mjs) carries it as BUNDLED_VERSION; run from source (tsx, the tests), the file is
+// read, two folders up from src/service/.
 import { readFileSync } from 'node:fs';
 
-const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+declare const BUNDLED_VERSION: string | undefined;
 
-export const VERSION: string = packageJson.version;
+export const VERSION: string = typeof BUNDLED_VERSION === 'string' ? BUNDLED_VERSION : readVersion();
+
+function readVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
