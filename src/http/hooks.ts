@@ -7,7 +7,7 @@ import { decideFinalize, decideSync, memorable, type Step } from '../core/decide
 import { learn, NO_FACTS, type Action, type ActionResult, type LatticeFacts, type ModelFacts, type Write } from '../core/facts.js';
 import type { Tenancy } from '../core/tenancy.js';
 import type { HookRequest, HookResponse } from '../schema/hook.js';
-import { answerOf, Answers, type Answer } from './answers.js';
+import { answerOf, Answers, type Answer, type AnswerKey } from './answers.js';
 
 /** Where actions are performed: wadm over NATS in production, memory in unit tests. */
 export interface Lattice {
@@ -45,8 +45,8 @@ export interface Run {
 }
 
 export interface Hooks {
-  /** The serialised answer, reused when nothing it depends on changed since the last one. */
-  answer(hook: HookName, request: HookRequest, log: Logger): Promise<Answer>;
+  /** The serialised answer, reused when nothing it depends on changed since the last one (then at once, not as a promise). */
+  answer(hook: HookName, request: HookRequest, log: Logger): Answer | Promise<Answer>;
   run(hook: HookName, request: HookRequest, log: Logger): Promise<Run>;
   readonly answers: Answers;
 }
@@ -77,9 +77,9 @@ export function createHooks(deps: HookDeps): Hooks {
     return result;
   }
 
-  async function answer(hook: HookName, request: HookRequest, log: Logger): Promise<Answer> {
+  function answer(hook: HookName, request: HookRequest, log: Logger): Answer | Promise<Answer> {
     const { uid, resourceVersion } = request.parent.metadata;
-    if (uid === undefined || resourceVersion === undefined) return answerOf((await run(hook, request, log)).response);
+    if (uid === undefined || resourceVersion === undefined) return run(hook, request, log).then((result) => answerOf(result.response));
     const key = { resourceVersion, hook, policy: deps.tenancy.revision?.(), maxPayloadBytes: deps.lattice.maxPayloadBytes?.() };
     const stamp = () => {
       const app = answers.application(request.parent);
@@ -87,7 +87,10 @@ export function createHooks(deps: HookDeps): Hooks {
     };
     const known = answers.reusable(uid, key, stamp);
     deps.onAnswer?.(known ? 'memory' : 'computed');
-    if (known) return known;
+    return known ?? compute(hook, request, log, uid, key, stamp);
+  }
+
+  async function compute(hook: HookName, request: HookRequest, log: Logger, uid: string, key: AnswerKey, stamp: () => object | undefined): Promise<Answer> {
     const before = stamp();
     const result = await run(hook, request, log);
     const computed = answerOf(result.response);

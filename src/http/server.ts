@@ -10,11 +10,13 @@ declare module 'fastify' {
 }
 import type { Logger } from 'pino';
 import type { Authorize } from './auth.js';
+import type { Answer } from './answers.js';
 import type { HookName, Hooks } from './hooks.js';
 import type { Metrics } from '../service/metrics.js';
 import { HookRequestSchema, type HookRequest } from '../schema/hook.js';
 import { compile } from '../schema/validator.js';
 import { describeFrameworkError, errorBody, rejectionRecorder } from './rejections.js';
+import { requestLoggerFactory } from './request-logger.js';
 
 export interface ServerDeps {
   hooks: Hooks;
@@ -45,6 +47,7 @@ export function buildServer(deps: ServerDeps) {
     bodyLimit: deps.bodyLimit,
     // Resync calls are many and mostly no-ops: log what the hooks decide, not every request.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: requestLoggerFactory,
     // Keys named __proto__ or constructor can be legitimate config keys in a spec. JSON.parse
     // makes them plain own properties, and no code of ours merges user objects into others.
     onProtoPoisoning: 'ignore',
@@ -63,18 +66,12 @@ export function buildServer(deps: ServerDeps) {
     return reply.code(status).send(body);
   };
 
-  let closing = false;
-  app.addHook('preClose', async () => void (closing = true));
-  // Hooks on every call take Fastify's callback form: an async hook costs a promise per request.
-  app.addHook('onRequest', (request, reply, done) => {
-    // Requests on kept-alive connections still arrive while the server closes.
-    if (closing) return void refuse(request, reply.header('connection', 'close'), 503, 'the service is shutting down; retry');
-    done();
-  });
+  const closing = { now: false };
+  app.addHook('preClose', async () => void (closing.now = true));
 
   // A field every request has from the start (one shape for all), cheaper than a WeakSet of them.
   app.decorateRequest('admitted', false);
-  const gate = hookGate(deps, refuse);
+  const gate = hookGate(deps, refuse, closing);
   for (const hook of ['sync', 'finalize'] as const) {
     app.post(HOOK_PATHS[hook], { onRequest: gate.admit, onResponse: gate.release, onRequestAbort: gate.releaseAborted }, (request, reply) =>
       handleHook(deps, hook, request, reply, refuse),
@@ -121,7 +118,7 @@ function hookAt(url: string): HookName | undefined {
  * Runs before the body is read, so that an unauthenticated or surplus caller costs no parsing
  * of a 16 MiB body. Probes and /metrics stay open for the kubelet and Prometheus.
  */
-function hookGate(deps: ServerDeps, refuse: Refuse) {
+function hookGate(deps: ServerDeps, refuse: Refuse, closing: { now: boolean }) {
   let inFlight = 0;
   const leave = (request: FastifyRequest) => {
     if (request.admitted) {
@@ -130,8 +127,11 @@ function hookGate(deps: ServerDeps, refuse: Refuse) {
     }
   };
   return {
-    // Refusing ends the call here: the callback is not called.
+    // Fastify's callback form (an async hook costs a promise per call); refusing ends the call
+    // here: the callback is not called.
     admit(request: FastifyRequest, reply: FastifyReply, done: () => void) {
+      // Calls on kept-alive connections still arrive while the server closes.
+      if (closing.now) return void refuse(request, reply.header('connection', 'close'), 503, 'the service is shutting down; retry');
       if (deps.authorize && !deps.authorize(request.headers.authorization)) {
         return void refuse(request, reply.header('www-authenticate', 'Bearer'), 401, 'missing or wrong bearer token');
       }
@@ -155,29 +155,40 @@ function hookGate(deps: ServerDeps, refuse: Refuse) {
   };
 }
 
-async function handleHook(deps: ServerDeps, hook: HookName, request: FastifyRequest, reply: FastifyReply, refuse: Refuse) {
+/** Answers a hook call; a settled answer from memory is sent at once, without a promise. */
+function handleHook(deps: ServerDeps, hook: HookName, request: FastifyRequest, reply: FastifyReply, refuse: Refuse): Promise<FastifyReply> | undefined {
   const started = performance.now();
-  try {
-    const body = request.body;
-    if (!checkHookRequest(body)) {
-      const problems = checkHookRequest.problems(body, 'body', 3);
-      return await refuse(request, reply, 400, `not a Metacontroller hook request: ${problems.join('; ')}`);
-    }
-    // request.log is a child of our pino root (loggerInstance), typed by Fastify more loosely.
-    const { json: response, etag } = await deps.hooks.answer(hook, body, request.log as Logger);
+  const finished = () => deps.metrics.observeHookDuration(hook, (performance.now() - started) / 1000);
+  const failed = (err: unknown): never => {
+    deps.metrics.countHookCall(hook, '500');
+    finished();
+    throw err;
+  };
+  const body = request.body;
+  if (!checkHookRequest(body)) {
+    const problems = checkHookRequest.problems(body, 'body', 3);
+    refuse(request, reply, 400, `not a Metacontroller hook request: ${problems.join('; ')}`);
+    return void finished();
+  }
+  const send = ({ json, etag }: Answer): FastifyReply => {
     // Metacontroller's etag support (webhook.etag): it sends the ETag of the answer it cached; an
     // unchanged answer is then a bodyless 304, which it applies as if the cached body had come.
     reply.header('etag', etag);
-    if (request.headers['if-none-match'] === etag) {
-      deps.metrics.countHookCall(hook, '304');
-      return await reply.code(304).send();
-    }
-    deps.metrics.countHookCall(hook, '200');
-    return await reply.code(200).header('content-type', 'application/json; charset=utf-8').send(response);
+    const unchanged = request.headers['if-none-match'] === etag;
+    deps.metrics.countHookCall(hook, unchanged ? '304' : '200');
+    if (unchanged) reply.code(304).send();
+    else reply.code(200).header('content-type', 'application/json; charset=utf-8').send(json);
+    finished();
+    return reply;
+  };
+  let answered: Answer | Promise<Answer>;
+  try {
+    // request.log is a child of our pino root (loggerInstance), typed by Fastify more loosely.
+    answered = deps.hooks.answer(hook, body, request.log as Logger);
   } catch (err) {
-    deps.metrics.countHookCall(hook, '500');
-    throw err;
-  } finally {
-    deps.metrics.observeHookDuration(hook, (performance.now() - started) / 1000);
+    return failed(err);
   }
+  if (answered instanceof Promise) return answered.then(send, failed);
+  send(answered);
+  return undefined;
 }
