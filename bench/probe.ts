@@ -12,7 +12,7 @@ export interface MemoryUsage {
 }
 
 export interface ProbeReading {
-  /** As found, right after the pass that was measured. */
+  /** As found when read, before the probe's own GC. */
   found: MemoryUsage;
   /** After a forced full GC. */
   afterGc: MemoryUsage & { v8Malloced: number; resident?: { mallocBrk: number; anonymous: number; files: number }; spaces?: Record<string, { committed: number; used: number }> };
@@ -40,3 +40,13 @@ export function memoryProbe(): { env: Record<string, string>; nodeArgs: string[]
 }
 
 export const mib = (bytes: number): number => Math.round((bytes / 2 ** 20) * 10) / 10;
+
+/** A process's resident memory now, from /proc without disturbing it (no signal, no GC); undefined off Linux. */
+export function residentBytes(pid: number): number | undefined {
+  try {
+    const kib = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kib === undefined ? undefined : Number(kib) * 1024;
+  } catch {
+    return undefined;
+  }
+}

@@ -14,7 +14,7 @@ import { appRequest, withLargeManagedFields } from './bodies.js';
 import { startLoadWadm } from './load-wadm.js';
 import { paced, type Paced } from './paced.js';
 import { metric, pinLoadGenerator, pool, post, serve, type Pinning } from './processes.js';
-import { memoryProbe, mib, type ProbeReading } from './probe.js';
+import { memoryProbe, mib, residentBytes, type ProbeReading } from './probe.js';
 import { formatSpread, interleave, load, ratios, round2, spread, type Load, type Round } from './rounds.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -27,6 +27,8 @@ const STEADY_SECONDS = setting('BENCH_STEADY_SECONDS', 6, 2);
 const ROUNDS = setting('BENCH_ROUNDS', 7, 5);
 const COLD_APPS = setting('BENCH_COLD_APPS', 1000, 50);
 const CACHED_APPS = setting('BENCH_CACHED_APPS', 10_000, 2_000);
+/** How long the service rests after the resync pass before the memory is read again (no calls, as between Metacontroller's 60 s resyncs). */
+const REST_SECONDS = setting('BENCH_REST_SECONDS', 30, 5);
 /** BENCH_OURS_NODE_ARGS="--cpu-prof --trace-gc": node flags for our service in the settled and memory parts. */
 const OURS_NODE_ARGS = process.env['BENCH_OURS_NODE_ARGS']?.split(' ').filter(Boolean) ?? [];
 /** BENCH_ONLY=settled,memory: run only these parts (while working on one of them). */
@@ -185,8 +187,9 @@ async function putAndDeployDirectly(nc: NatsConnection, i: number): Promise<void
 
 /**
  * (d): the service's memory idle and holding CACHED_APPS settled applications: each synced as new,
- * then resynced with its status fed back (as Metacontroller does) until every answer is reused
- * from memory. Read as found after the last pass and after a forced full GC (bench/memory-probe.mjs).
+ * then resynced with its status fed back (as Metacontroller does) until most answers are reused
+ * from memory. Read right after the last pass (RSS from /proc), then after REST_SECONDS without
+ * calls as found and after a forced full GC (bench/memory-probe.mjs).
  */
 async function memory() {
   const nats = await startNatsServer({ jetstream: false });
@@ -198,12 +201,17 @@ async function memory() {
   try {
     const idle = await probe.read(ours.pid);
     const passes = await settleAll(ours.url);
+    // Read from /proc, which neither signals nor collects: the resident memory the pass left.
+    const afterPass = residentBytes(ours.pid) ?? 0;
+    // Then as between Metacontroller's resyncs (every 60 s): no calls, V8 left to itself.
+    await new Promise((r) => setTimeout(r, REST_SECONDS * 1000));
     const loaded = await probe.read(ours.pid);
     const row = (label: string, r: ProbeReading) =>
       `  ${label.padEnd(34)}RSS ${mib(r.found.rss)} MiB, heap used ${mib(r.found.heapUsed)} MiB; after a full GC: RSS ${mib(r.afterGc.rss)} MiB, heap used ${mib(r.afterGc.heapUsed)} MiB`;
     console.log(`\nmemory (passes over ${CACHED_APPS} applications until all settled: ${passes.length}, answers reused in the last: ${passes.at(-1)})`);
     console.log(row('idle', idle));
-    console.log(row(`${CACHED_APPS} settled applications`, loaded));
+    console.log(`  ${CACHED_APPS} settled applications: RSS right after the resync pass ${mib(afterPass)} MiB`);
+    console.log(row(`  then after ${REST_SECONDS} s without calls`, loaded));
     const perApp = (loaded.afterGc.heapUsed - idle.afterGc.heapUsed) / CACHED_APPS;
     console.log(`  heap per application (after GC): ${(perApp / 1024).toFixed(2)} KiB`);
     const mibOf = (r: ProbeReading) => ({
@@ -215,7 +223,7 @@ async function memory() {
       },
       ...(r.snapshot ? { snapshot: r.snapshot } : {}),
     });
-    return { apps: CACHED_APPS, passes, idle: mibOf(idle), settled: mibOf(loaded), heapPerAppKiB: round2(perApp / 1024) };
+    return { apps: CACHED_APPS, passes, idle: mibOf(idle), rssAfterResyncPassMiB: mib(afterPass), restSeconds: REST_SECONDS, settled: mibOf(loaded), heapPerAppKiB: round2(perApp / 1024) };
   } finally {
     await ours.stop();
     await wadm.stop();

@@ -123,15 +123,15 @@ export class Metrics {
   /** One object per (lattice, phase) pair, shared by every application in it. */
   private readonly phasePairs = new Map<string, { lattice: string; phase: string }>();
 
-  recordPhase(uid: string, lattice: string, phase: string | undefined): void {
-    if (phase === undefined) return this.phases.delete(uid);
+  /** The application `owner` (`<namespace>/<name>`) is now in this phase; undefined: it is gone. */
+  recordPhase(owner: string, lattice: string, phase: string | undefined): void {
+    if (phase === undefined) return this.phases.delete(owner);
     const key = `${lattice}\n${phase}`;
     let pair = this.phasePairs.get(key);
     if (!pair) this.phasePairs.set(key, (pair = { lattice, phase }));
-    this.phases.set(uid, pair);
+    this.phases.set(owner, pair);
   }
 
-  /** Cache sizes, read when Prometheus scrapes. */
   readonly driftCorrections = new Counter({
     name: `${PREFIX}drift_corrections_total`,
     help: 'Deploys that undid a change made outside Kubernetes: another version deployed (other_version) or the application undeployed (undeployed).',
@@ -146,6 +146,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Cache sizes, read when Prometheus scrapes. */
   observeCaches(caches: Record<'knowledge' | 'answers', { size: number; evictions: number }>): void {
     new Gauge({
       name: `${PREFIX}cache_entries`,
