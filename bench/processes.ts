@@ -1,6 +1,7 @@
 // The bench's processes: the servers it measures, each pinned to a CPU of its own where the
 // machine has two or more (taskset), and the bench itself (the load generator) pinned to another.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import type { HookRequest } from '../src/schema/hook.js';
 import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 
@@ -82,4 +83,24 @@ export async function pool<T>(items: T[], width: number, work: (item: T) => Prom
   await Promise.all(Array.from({ length: width }, async () => {
     while (next < items.length) await work(items[next++]!);
   }));
+}
+
+/** Feeds the returned status back, as Metacontroller does, until the answer stops changing. */
+export async function settle(url: string, request: HookRequest): Promise<string> {
+  let body = JSON.stringify(request);
+  for (let i = 0; i < 100; i++) {
+    const answer = (await post(url, body)) as { status: Record<string, unknown>; resyncAfterSeconds?: number };
+    const next = JSON.stringify({ ...request, parent: { ...request.parent, status: { ...answer.status, observedGeneration: 1 } } });
+    if (next === body && answer.resyncAfterSeconds === undefined) return body;
+    body = next;
+    request = JSON.parse(body) as HookRequest;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('the application did not settle');
+}
+
+export async function etagOf(url: string, body: string): Promise<string> {
+  const res = await fetch(`${url}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  await res.arrayBuffer();
+  return res.headers.get('etag') ?? '';
 }

@@ -13,7 +13,8 @@ import { startWadm, wadmBinary } from '../test/support/wadm.js';
 import { appRequest, withLargeManagedFields } from './bodies.js';
 import { startLoadWadm } from './load-wadm.js';
 import { paced, type Paced } from './paced.js';
-import { metric, pinLoadGenerator, pool, post, serve, type Pinning } from './processes.js';
+import { etagOf, metric, pinLoadGenerator, pool, post, serve, settle, type Pinning } from './processes.js';
+import { profileSettled } from './profile.js';
 import { memoryProbe, mib, residentBytes, type ProbeReading } from './probe.js';
 import { formatSpread, interleave, load, ratios, round2, spread, type Load, type Round } from './rounds.js';
 
@@ -31,7 +32,7 @@ const CACHED_APPS = setting('BENCH_CACHED_APPS', 10_000, 2_000);
 const REST_SECONDS = setting('BENCH_REST_SECONDS', 30, 5);
 /** BENCH_OURS_NODE_ARGS="--cpu-prof --trace-gc": node flags for our service in the settled and memory parts. */
 const OURS_NODE_ARGS = process.env['BENCH_OURS_NODE_ARGS']?.split(' ').filter(Boolean) ?? [];
-/** BENCH_ONLY=settled,memory: run only these parts (while working on one of them). */
+/** BENCH_ONLY=settled,memory: run only these parts (while working on one of them); `profile` runs only when named. */
 const runs = (part: string) => (process.env['BENCH_ONLY'] ?? part).split(',').includes(part);
 
 async function main() {
@@ -44,6 +45,8 @@ async function main() {
   if (runs('settled')) results['settled'] = await settled(pin);
   if (runs('cold')) results['cold'] = await cold();
   if (runs('memory')) results['memory'] = await memory();
+  // Only when asked for by name: BENCH_ONLY=profile.
+  if (process.env['BENCH_ONLY']?.split(',').includes('profile')) results['profile'] = await profileSettled(pin);
   results['loadAverageAtEnd'] = loadavg().map(round2);
   results['seconds'] = round2((performance.now() - started) / 1000);
   mkdirSync(resolve(ROOT, 'bench/results'), { recursive: true });
@@ -272,26 +275,6 @@ function anyLattice(): string {
 function snapshotDir(): Record<string, string> {
   const dir = process.env['BENCH_HEAP_SNAPSHOT_DIR'];
   return dir ? { BENCH_HEAP_SNAPSHOT_DIR: resolve(dir) } : {};
-}
-
-/** Feeds the returned status back, as Metacontroller does, until the answer stops changing. */
-async function settle(url: string, request: HookRequest): Promise<string> {
-  let body = JSON.stringify(request);
-  for (let i = 0; i < 100; i++) {
-    const answer = (await post(url, body)) as { status: Record<string, unknown>; resyncAfterSeconds?: number };
-    const next = JSON.stringify({ ...request, parent: { ...request.parent, status: { ...answer.status, observedGeneration: 1 } } });
-    if (next === body && answer.resyncAfterSeconds === undefined) return body;
-    body = next;
-    request = JSON.parse(body) as HookRequest;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('the application did not settle');
-}
-
-async function etagOf(url: string, body: string): Promise<string> {
-  const res = await fetch(`${url}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  await res.arrayBuffer();
-  return res.headers.get('etag') ?? '';
 }
 
 function hasRealWadm(): boolean {

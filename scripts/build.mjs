@@ -1,5 +1,6 @@
 // `npm run build`: type-checks src/ (tsc, no output), then bundles src/main.ts and the libraries it
 // imports into one file, dist/main.js, which `npm start`, the image and the bin entry run.
+// `node scripts/build.mjs OUTFILE` writes the bundle elsewhere (a test lays out the image's /app).
 //
 // Why one file: Node keeps every loaded module's source, wrapper and resolution state; the ~300
 // files of Fastify, ajv, TypeBox, nats and prom-client cost the idle service 13 MiB of RSS
@@ -8,7 +9,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -19,11 +20,13 @@ const typecheck = spawnSync(process.execPath, [TSC, '-p', 'tsconfig.build.json']
 if (typecheck.status !== 0) process.exit(typecheck.status ?? 1);
 
 const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-rmSync(join(ROOT, 'dist'), { recursive: true, force: true });
+const outfile = process.argv[2] === undefined ? join(ROOT, 'dist/main.js') : resolve(process.argv[2]);
+// Nothing left over from an earlier build (tsc once wrote a tree of files here).
+if (process.argv[2] === undefined) rmSync(join(ROOT, 'dist'), { recursive: true, force: true });
 await build({
   absWorkingDir: ROOT,
   entryPoints: ['src/main.ts'],
-  outfile: 'dist/main.js',
+  outfile,
   bundle: true,
   platform: 'node',
   format: 'esm',

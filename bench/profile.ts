@@ -1,0 +1,40 @@
+// BENCH_ONLY=profile: where ours spends more per settled call than the ceiling. Both servers run
+// under `node --cpu-prof`, each gets the same REQUESTS small-body calls (ours on an application it
+// has settled, plain), and bench/profile-diff.mjs compares the two profiles per request.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import autocannon from 'autocannon';
+import { startNatsServer } from '../test/support/nats-server.js';
+import { appRequest } from './bodies.js';
+import { startLoadWadm } from './load-wadm.js';
+import { serve, settle, type Pinning } from './processes.js';
+
+const REQUESTS = Number(process.env['BENCH_PROFILE_REQUESTS'] ?? 100_000);
+
+export async function profileSettled(pin: Pinning) {
+  const nats = await startNatsServer({ jetstream: false });
+  const wadm = await startLoadWadm({ servers: nats.url, hosts: true });
+  const dirs = { ceiling: mkdtempSync(join(tmpdir(), 'bench-profile-ceiling-')), ours: mkdtempSync(join(tmpdir(), 'bench-profile-ours-')) };
+  try {
+    const ours = await serve('dist/main.js', { env: { NATS_URL: nats.url }, pin, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dirs.ours}`] });
+    const body = await settle(ours.url, appRequest(0));
+    await calls(ours.url, body);
+    await ours.stop();
+    const ceiling = await serve('bench/ceiling-server.mjs', { pin, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dirs.ceiling}`] });
+    await calls(ceiling.url, body);
+    await ceiling.stop();
+  } finally {
+    await wadm.stop();
+    await nats.dispose();
+  }
+  const [ceiling, ours] = [dirs.ceiling, dirs.ours].map((dir) => join(dir, readdirSync(dir)[0]!));
+  const diff = execFileSync(process.execPath, [resolve(import.meta.dirname, 'profile-diff.mjs'), ceiling!, ours!, String(REQUESTS)], { encoding: 'utf8' });
+  console.log(`\nCPU profiles of ${REQUESTS} settled small-body calls (plain):\n${diff}`);
+  return { requests: REQUESTS, ceiling, ours };
+}
+
+async function calls(url: string, body: string): Promise<void> {
+  await autocannon({ url: `${url}/sync`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: 10, amount: REQUESTS });
+}
