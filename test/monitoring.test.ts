@@ -15,7 +15,7 @@ const objects = () => {
 /** Every series name the service exposes (histograms add _bucket, _count and _sum). */
 async function exposed(): Promise<Set<string>> {
   const metrics = new Metrics({ defaultMetrics: true });
-  metrics.observeCaches({ knowledge: { size: 0, evictions: 0 }, answers: { size: 0, evictions: 0 } });
+  metrics.observeCaches({ knowledge: { size: 0, evictions: 0 }, answers: { size: 0, evictions: 0 } }, () => 0);
   const families = await metrics.registry.getMetricsAsJSON();
   return new Set(families.flatMap((f) => (String(f.type) === 'histogram' ? ['_bucket', '_count', '_sum'].map((s) => f.name + s) : [f.name])));
 }

@@ -81,6 +81,7 @@ describe('an operator\'s view of a deploy, an edit, settled resyncs, a bad spec 
     assert.equal(metrics.get(m('nats_connected')), 1);
     assert.ok(metrics.get(`${m('cache_entries')}{cache="knowledge"}`)! >= 1);
     assert.ok(metrics.get(`${m('cache_entries')}{cache="answers"}`)! >= 1);
+    assert.ok(metrics.get(`${m('cache_entries')}{cache="lattices"}`)! >= 1);
     assert.equal(metrics.get(`${m('cache_evictions_total')}{cache="knowledge"}`), 0);
     assert.ok(metrics.get(`${m('hook_answers_total')}{source="memory"}`)! >= 5);
   });

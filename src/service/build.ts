@@ -61,7 +61,7 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
     },
     onAnswer: (source) => metrics.countAnswer(source),
   });
-  metrics.observeCaches({ knowledge: lattice.knowledge, answers: hooks.answers });
+  metrics.observeCaches({ knowledge: lattice.knowledge, answers: hooks.answers }, () => lattice.knowledge.latticesAnswered);
   const app = buildServer({
     hooks,
     logger,

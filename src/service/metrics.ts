@@ -146,15 +146,16 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Cache sizes, read when Prometheus scrapes. */
-  observeCaches(caches: Record<'knowledge' | 'answers', { size: number; evictions: number }>): void {
+  /** Cache sizes, and the lattices whose last wadm answer is remembered, read when Prometheus scrapes. */
+  observeCaches(caches: Record<'knowledge' | 'answers', { size: number; evictions: number }>, latticesAnswered: () => number): void {
     new Gauge({
       name: `${PREFIX}cache_entries`,
-      help: 'Entries held in memory: knowledge (what wadm said of each application) and answers (each object\'s derived manifest and settled answer).',
+      help: 'Entries held in memory: knowledge (what wadm said of each application), answers (each object\'s derived manifest and settled answer) and lattices (when each lattice\'s wadm last answered; those older than the liveness window are swept).',
       labelNames: ['cache'] as const,
       registers: [this.registry],
       collect() {
         for (const [cache, c] of Object.entries(caches)) this.set({ cache }, c.size);
+        this.set({ cache: 'lattices' }, latticesAnswered());
       },
     });
     new Counter({
