@@ -52,7 +52,7 @@ export function buildServer(deps: ServerDeps) {
     // makes them plain own properties, and no code of ours merges user objects into others.
     onProtoPoisoning: 'ignore',
     onConstructorPoisoning: 'ignore',
-    // Fastify's own 503 has its own shape; ours comes from the closing check below.
+    // Fastify's own 503 has its own shape; ours comes from the hook gate's closing check.
     return503OnClosing: false,
   });
 
