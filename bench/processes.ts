@@ -1,9 +1,9 @@
 // The bench's processes: the servers it measures, each pinned to a CPU of its own where the
 // machine has two or more (taskset), and the bench itself (the load generator) pinned to another.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import type { HookRequest } from '../src/schema/hook.js';
 import { cpus } from 'node:os';
 import { resolve } from 'node:path';
+import type { HookRequest } from '../src/schema/hook.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 

@@ -1,13 +1,6 @@
 // Builds the HTTP app from its dependencies. It never listens, reads the environment or touches
 // NATS: src/main.ts does that, and tests call `inject` or listen on a free port themselves.
 import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Counted in the hook gate's calls in flight. */
-    admitted: boolean;
-  }
-}
 import type { Logger } from 'pino';
 import type { Authorize } from './auth.js';
 import type { Answer } from './answers.js';
@@ -17,6 +10,13 @@ import { HookRequestSchema, type HookRequest } from '../schema/hook.js';
 import { compile } from '../schema/validator.js';
 import { describeFrameworkError, errorBody, rejectionRecorder } from './rejections.js';
 import { requestLoggerFactory } from './request-logger.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Counted in the hook gate's calls in flight. */
+    admitted: boolean;
+  }
+}
 
 export interface ServerDeps {
   hooks: Hooks;
