@@ -1,6 +1,7 @@
 // The bench's processes: the servers it measures, each pinned to a CPU of its own where the
 // machine has two or more (taskset), and the bench itself (the load generator) pinned to another.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import type { HookRequest } from '../src/schema/hook.js';
@@ -44,10 +45,35 @@ export interface ServeOptions {
 }
 
 /** Starts a server process; ours counts as up once /readyz says it reached NATS. */
+/**
+ * The Node.js that runs the measured servers (ceiling and ours alike); the bench itself and its
+ * load stay on this one. BENCH_NODE=image: the image's Node 24 (scripts/image-node.sh fetches
+ * it); BENCH_NODE=/path/to/node: that binary; unset: this process's Node.
+ */
+export const SERVER_NODE = serverNode(process.env['BENCH_NODE']);
+
+/** Node flags ours runs with by default: the image's entrypoint's. */
+export const OURS_DEFAULT_NODE_ARGS = imageEntrypointFlags();
+
+function serverNode(setting: string | undefined): string {
+  if (!setting) return process.execPath;
+  if (setting !== 'image') return setting;
+  return execFileSync('bash', [resolve(ROOT, 'scripts/image-node.sh')], { encoding: 'utf8' }).trim();
+}
+
+/** The flags between node and dist/main.js in the Dockerfile's ENTRYPOINT (its exec form). */
+export function imageEntrypointFlags(dockerfile = readFileSync(resolve(ROOT, 'Dockerfile'), 'utf8')): string[] {
+  const line = dockerfile.split('\n').find((l) => l.startsWith('ENTRYPOINT '));
+  const entrypoint = line ? (JSON.parse(line.slice('ENTRYPOINT '.length)) as string[]) : [];
+  const script = entrypoint.indexOf('dist/main.js');
+  if (script < 1) throw new Error('the Dockerfile has no ENTRYPOINT ["…node", …flags, "dist/main.js"]');
+  return entrypoint.slice(1, script);
+}
+
 export async function serve(script: string, options: ServeOptions = {}): Promise<Server> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const node = [...(options.nodeArgs ?? []), script];
-  const [command, args] = options.pin?.servers === undefined ? [process.execPath, node] : ['taskset', ['-c', String(options.pin.servers), process.execPath, ...node]];
+  const [command, args] = options.pin?.servers === undefined ? [SERVER_NODE, node] : ['taskset', ['-c', String(options.pin.servers), SERVER_NODE, ...node]];
   const child: ChildProcess = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SHUTDOWN_DELAY_MS: '0', ...options.env },

@@ -3,6 +3,7 @@
 // applications against the real wadm, and memory with 10,000 settled applications. Ceiling and
 // ours are interleaved in every round; each ratio is reported as the median and range over the
 // rounds. Writes every round to bench/results/latest.json.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -13,7 +14,7 @@ import { startWadm, wadmBinary } from '../test/support/wadm.js';
 import { appRequest, withLargeManagedFields } from './bodies.js';
 import { startLoadWadm } from './load-wadm.js';
 import { paced, type Paced } from './paced.js';
-import { etagOf, metric, pinLoadGenerator, pool, post, serve, settle, type Pinning, type Server } from './processes.js';
+import { OURS_DEFAULT_NODE_ARGS, SERVER_NODE, etagOf, metric, pinLoadGenerator, pool, post, serve, settle, type Pinning, type Server } from './processes.js';
 import { profileSettled } from './profile.js';
 import { memoryProbe, mib, residentBytes, type ProbeReading } from './probe.js';
 import { formatSpread, interleave, load, ratios, round2, spread, type Load, type Round } from './rounds.js';
@@ -30,8 +31,11 @@ const COLD_APPS = setting('BENCH_COLD_APPS', 1000, 50);
 const CACHED_APPS = setting('BENCH_CACHED_APPS', 10_000, 2_000);
 /** How long the service rests after the resync pass before the memory is read again (no calls, as between Metacontroller's 60 s resyncs). */
 const REST_SECONDS = setting('BENCH_REST_SECONDS', 30, 5);
-/** BENCH_OURS_NODE_ARGS="--cpu-prof --trace-gc": node flags for our service in the settled and memory parts. */
-const OURS_NODE_ARGS = process.env['BENCH_OURS_NODE_ARGS']?.split(' ').filter(Boolean) ?? [];
+/**
+ * BENCH_OURS_NODE_ARGS="--cpu-prof --trace-gc": node flags for our service in the settled and
+ * memory parts, instead of the image entrypoint's (as the image runs it).
+ */
+const OURS_NODE_ARGS = process.env['BENCH_OURS_NODE_ARGS']?.split(' ').filter(Boolean) ?? OURS_DEFAULT_NODE_ARGS;
 /** BENCH_ONLY=settled,memory: run only these parts (while working on one of them); `profile` runs only when named. */
 const runs = (part: string) => (process.env['BENCH_ONLY'] ?? part).split(',').includes(part);
 
@@ -297,7 +301,11 @@ function hasRealWadm(): boolean {
 }
 
 function machine(pin: Pinning) {
-  return { cpus: cpus().length, cpu: cpus()[0]?.model, memoryGiB: round2(totalmem() / 2 ** 30), node: process.version, platform: process.platform, pinning: pin, loadAverageAtStart: loadavg().map(round2) };
+  const serverNode = SERVER_NODE === process.execPath ? process.version : execFileSync(SERVER_NODE, ['--version'], { encoding: 'utf8' }).trim();
+  return {
+    cpus: cpus().length, cpu: cpus()[0]?.model, memoryGiB: round2(totalmem() / 2 ** 30), node: process.version, platform: process.platform, pinning: pin, loadAverageAtStart: loadavg().map(round2),
+    servers: { node: serverNode, oursNodeArgs: OURS_NODE_ARGS },
+  };
 }
 
 await main();

