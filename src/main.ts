@@ -4,6 +4,7 @@
 // builds the service and owns the process — listening, signals and exit codes.
 import { parseCommandLine, USAGE } from './cli/index.js';
 import { createService, type Service } from './service/build.js';
+import { runtimeReclaimDeps } from './service/memory-reclaim.js';
 import { loadConfig, type Config } from './service/config.js';
 import { createLogger } from './service/logger.js';
 import { VERSION } from './service/version.js';
@@ -35,7 +36,8 @@ async function main(argv: string[]): Promise<void> {
  */
 async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
-  logger.info({ version: VERSION, node: process.version }, `starting ${NAME} ${VERSION}`);
+  // memoryReclaim: whether node runs with --expose-gc, as the image does (src/service/memory-reclaim.ts).
+  logger.info({ version: VERSION, node: process.version, memoryReclaim: runtimeReclaimDeps() !== undefined }, `starting ${NAME} ${VERSION}`);
   let service: Service;
   try {
     service = createService(config, logger);

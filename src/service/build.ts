@@ -8,6 +8,7 @@ import { watchedFiles } from './files.js';
 import { startNatsLink } from '../lattice/connection.js';
 import { createLatticeLayer, type LatticeOptions } from '../lattice/layer.js';
 import { natsSecurityOptions } from '../lattice/nats-auth.js';
+import { MemoryReclaimer, RECLAIM_CHECK_MS, runtimeReclaimDeps, type ReclaimDeps } from './memory-reclaim.js';
 import { Metrics } from './metrics.js';
 import { buildServer } from '../http/server.js';
 
@@ -18,6 +19,8 @@ export interface ServiceOptions extends LatticeOptions {
   natsRetryDelayMs?: number;
   /** How often watched files (policy, token, certificate) are checked for changes. */
   fileCheckIntervalMs?: number;
+  /** How memory is given back after a burst; default the runtime's (none without --expose-gc), null: never. */
+  reclaim?: ReclaimDeps | null;
 }
 
 export function createService(config: Config, logger: Logger, options: ServiceOptions = {}) {
@@ -41,6 +44,7 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
 
   const files = watchedFiles(config, logger.child({ component: 'files' }), options.fileCheckIntervalMs);
   let stopping = false;
+  const reclaimer = reclaimAfterBursts(options.reclaim === undefined ? runtimeReclaimDeps() : options.reclaim, metrics, logger);
   const hooks = createHooks({
     lattice: hookLattice,
     tenancy: files.tenancy,
@@ -59,7 +63,10 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
       // A finalized application is gone: it no longer counts in any phase.
       metrics.recordPhase(owner, latticeName, hook === 'finalize' && run.response.finalized ? undefined : run.response.status.phase);
     },
-    onAnswer: (source) => metrics.countAnswer(source),
+    onAnswer: (source) => {
+      metrics.countAnswer(source);
+      reclaimer?.noteCall();
+    },
   });
   metrics.observeCaches({ knowledge: lattice.knowledge, answers: hooks.answers }, () => lattice.knowledge.latticesAnswered);
   const app = buildServer({
@@ -89,8 +96,22 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
       await app.close();
       await link.close();
       files.close();
+      reclaimer?.stop();
     },
   };
 }
 
 export type Service = ReturnType<typeof createService>;
+
+/** Checks every RECLAIM_CHECK_MS whether a burst of calls is over and its memory can go back. */
+function reclaimAfterBursts(deps: ReclaimDeps | null | undefined, metrics: Metrics, logger: Logger) {
+  if (!deps) return undefined;
+  const reclaimer = new MemoryReclaimer(deps);
+  const timer = setInterval(() => {
+    const reclaimed = reclaimer.check();
+    if (!reclaimed) return;
+    metrics.memoryReclaims.inc();
+    logger.debug({ rssBeforeBytes: reclaimed.before, rssAfterBytes: reclaimed.after }, 'calls stopped: memory of the burst given back');
+  }, RECLAIM_CHECK_MS).unref();
+  return { noteCall: () => reclaimer.noteCall(), stop: () => clearInterval(timer) };
+}

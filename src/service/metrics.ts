@@ -92,6 +92,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly memoryReclaims = new Counter({
+    name: `${PREFIX}memory_reclaims_total`,
+    help: 'Full collections the service asked for once a burst of hook calls was over, to give its memory back (needs node --expose-gc, as the image runs it).',
+    registers: [this.registry],
+  });
+
   /** Always 1; the labels say which build runs, so a dashboard can show a rollout's versions. */
   readonly buildInfo = new Gauge({
     name: `${PREFIX}build_info`,

@@ -92,7 +92,7 @@ describe('the image, run as the Deployment runs it', () => {
   it('runs the command line as uid and gid 65532, serving when given no command', () => {
     const config = JSON.parse(docker(['image', 'inspect', '-f', '{{json .Config}}', IMAGE]).stdout) as Obj;
     assert.equal(config['User'], '65532:65532');
-    assert.deepEqual(config['Entrypoint'], ['/nodejs/bin/node', 'dist/main.js']);
+    assert.deepEqual(config['Entrypoint'], ['/nodejs/bin/node', '--expose-gc', 'dist/main.js']);
     assert.deepEqual(config['Cmd'], ['serve']);
     assert.match(docker(['info', '-f', '{{json .SecurityOptions}}']).stdout, /name=seccomp,profile=default/);
   });
@@ -108,6 +108,12 @@ describe('the image, run as the Deployment runs it', () => {
   it('answers /healthz with 200 and /readyz with 503 while NATS is down', async () => {
     await waitForStatus(`${base}/healthz`, 200);
     assert.equal(await statusOf(`${base}/readyz`), 503);
+  });
+
+  it("runs node with the entrypoint's --expose-gc, so the service gives the memory of a burst back", () => {
+    // Logged before the service listens, so it is there once /healthz answered (the test above).
+    const starting = docker(['logs', name]).stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Obj).find((l) => String(l['msg']).startsWith('starting '));
+    assert.equal(starting?.['memoryReclaim'], true, JSON.stringify(starting));
   });
 
   it('becomes ready once a real nats-server listens at its NATS_URL', async () => {

@@ -28,7 +28,8 @@ export interface ServiceProcessOptions {
 
 export async function startServiceProcess(env: Record<string, string>, options: ServiceProcessOptions = {}): Promise<ServiceProcess> {
   const port = await freePort();
-  const args = options.built ? [BUILT_MAIN] : ['--import', 'tsx', SOURCE_MAIN];
+  // Built: as the image runs it (its ENTRYPOINT's --expose-gc lets the service give memory back).
+  const args = options.built ? ['--expose-gc', BUILT_MAIN] : ['--import', 'tsx', SOURCE_MAIN];
   const child = spawn(process.execPath, args, {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', LOG_FORMAT: 'json', LATTICE_POLICY_FILE: allowAllPolicy(), SHUTDOWN_DELAY_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
