@@ -33,7 +33,6 @@ describe('MemoryReclaimer', () => {
     assert.deepEqual(reclaimer.check(), { before: 220 * MiB, after: 115 * MiB });
     assert.equal(reclaimer.check(), undefined, 'nothing grew since');
     assert.equal(state.collections, 1);
-    assert.equal(reclaimer.reclaims, 1);
   });
 
   it('never collects while calls keep coming', () => {

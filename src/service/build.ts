@@ -19,8 +19,6 @@ export interface ServiceOptions extends LatticeOptions {
   natsRetryDelayMs?: number;
   /** How often watched files (policy, token, certificate) are checked for changes. */
   fileCheckIntervalMs?: number;
-  /** How memory is given back after a burst; default the runtime's (none without --expose-gc), null: never. */
-  reclaim?: ReclaimDeps | null;
 }
 
 export function createService(config: Config, logger: Logger, options: ServiceOptions = {}) {
@@ -44,7 +42,7 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
 
   const files = watchedFiles(config, logger.child({ component: 'files' }), options.fileCheckIntervalMs);
   let stopping = false;
-  const reclaimer = reclaimAfterBursts(options.reclaim === undefined ? runtimeReclaimDeps() : options.reclaim, metrics, logger);
+  const reclaimer = reclaimAfterBursts(runtimeReclaimDeps(), metrics, logger);
   const hooks = createHooks({
     lattice: hookLattice,
     tenancy: files.tenancy,
@@ -104,7 +102,7 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
 export type Service = ReturnType<typeof createService>;
 
 /** Checks every RECLAIM_CHECK_MS whether a burst of calls is over and its memory can go back. */
-function reclaimAfterBursts(deps: ReclaimDeps | null | undefined, metrics: Metrics, logger: Logger) {
+function reclaimAfterBursts(deps: ReclaimDeps | undefined, metrics: Metrics, logger: Logger) {
   if (!deps) return undefined;
   const reclaimer = new MemoryReclaimer(deps);
   const timer = setInterval(() => {

@@ -6,7 +6,7 @@
 // ("high alloc, foreground" under --trace-memory-reducer) and never does: on the image's Node 24 a
 // replica that answered 10,000 applications stayed at ~296 MiB for good (BENCHMARKS.md). V8's
 // --memory-saver-mode would fix that at 3× the CPU per large call, a smaller young generation at
-// 30 % of the large-call throughput. So the service asks for that collection itself, once, when
+// 6–30 % of the large-call throughput. So the service asks for that collection itself, once, when
 // calls have stopped and the RSS has grown.
 import { memoryUsage } from 'node:process';
 
@@ -28,8 +28,6 @@ export class MemoryReclaimer {
   private callsAtLastCheck = 0;
   private quietChecks = 0;
   private baseline: number;
-  /** Collections made, for the metric. */
-  reclaims = 0;
 
   constructor(private readonly deps: ReclaimDeps, private readonly growthBytes = RECLAIM_GROWTH_BYTES) {
     this.baseline = deps.residentBytes();
@@ -52,7 +50,6 @@ export class MemoryReclaimer {
     const before = this.deps.residentBytes();
     if (before - this.baseline < this.growthBytes) return undefined;
     this.deps.collect();
-    this.reclaims++;
     this.baseline = this.deps.residentBytes();
     return { before, after: this.baseline };
   }
