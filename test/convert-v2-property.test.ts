@@ -16,6 +16,7 @@ const RUNS = Math.max(1, Math.round(300 * Number(process.env['FUZZ_RUNS_FACTOR']
 
 it('every conversion of a valid application validates against our v2 schemas, reports every component and is pure', () => {
   let converted = 0;
+  let withAllowedHosts = 0;
   const details = fc.check(
     fc.property(applications, (application) => {
       const { name, names, options } = application;
@@ -26,6 +27,7 @@ it('every conversion of a valid application validates against our v2 schemas, re
       const before = JSON.stringify(validation.app);
       const first = convertToV2(validation.app, options);
       converted++;
+      if (JSON.stringify(first.resources).includes('"allowedHosts"')) withAllowedHosts++;
       assert.deepEqual(v2Problems(first.resources), []);
       assert.deepEqual(convertToV2(validation.app, options), first);
       assert.equal(JSON.stringify(validation.app), before, 'the input is not mutated');
@@ -34,7 +36,8 @@ it('every conversion of a valid application validates against our v2 schemas, re
     }),
     { seed: SEED, numRuns: RUNS, includeErrorInReport: true },
   );
-  console.log(`[property] convert --to v2: ${details.numRuns} cases (${converted} converted, ${details.numSkips} skipped as invalid), seed ${details.seed}`);
+  console.log(`[property] convert --to v2: ${details.numRuns} cases (${converted} converted, ${withAllowedHosts} with allowedHosts, ${details.numSkips} skipped as invalid), seed ${details.seed}`);
   if (details.failed) throw new Error(fc.defaultReportMessage(details));
   assert.ok(converted >= RUNS / 2, `only ${converted} of ${RUNS} generated applications were valid: the generator needs work`);
+  assert.ok(withAllowedHosts >= RUNS / 50, `only ${withAllowedHosts} of ${converted} conversions had outbound HTTP with allowedHosts: the generator needs work`);
 });

@@ -95,13 +95,14 @@ describe('convert --to v2 output on a real API server, with CRDs generated from 
       const validation = validateParent(resource(application.name, specOfApplication(application)) as never, 'default');
       return validation.ok ? convertToV2(validation.app, application.options).resources : [];
     });
-    // The sample reaches shapes the golden outputs do not: secrets, host selectors, many packages in one workload.
+    // The sample reaches shapes the golden outputs do not: secrets, host selectors, many packages in one workload, allowedHosts.
     const specs = resources.map((r) => r.spec.template.spec);
     const entries = specs.flatMap((spec) => spec.hostInterfaces ?? []);
     assert.ok(resources.length >= 30, `${resources.length} resources`);
     assert.ok(entries.some((h) => h.secretFrom !== undefined) && entries.some((h) => h.configFrom !== undefined), 'secretFrom and configFrom');
     assert.ok(specs.some((spec) => (spec.hostInterfaces ?? []).length >= 4), 'four or more host interfaces');
     assert.ok(specs.some((spec) => spec.hostSelector !== undefined), 'a host selector');
+    assert.ok(specs.some((spec) => spec.components.some((c) => c.localResources?.allowedHosts !== undefined)), 'allowedHosts');
     assert.ok(resources.some((r) => r.metadata.namespace === NAMESPACE), 'a namespace');
     const list = { apiVersion: 'v1', kind: 'List', items: resources };
     const run = await kube.kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', '-'], { input: JSON.stringify(list) });
