@@ -44,7 +44,6 @@ export interface ServeOptions {
   pin?: Pinning;
 }
 
-/** Starts a server process; ours counts as up once /readyz says it reached NATS. */
 /**
  * The Node.js that runs the measured servers (ceiling and ours alike); the bench itself and its
  * load stay on this one. BENCH_NODE=image: the image's Node 24 (scripts/image-node.sh fetches
@@ -62,14 +61,15 @@ function serverNode(setting: string | undefined): string {
 }
 
 /** The flags between node and dist/main.js in the Dockerfile's ENTRYPOINT (its exec form). */
-export function imageEntrypointFlags(dockerfile = readFileSync(resolve(ROOT, 'Dockerfile'), 'utf8')): string[] {
-  const line = dockerfile.split('\n').find((l) => l.startsWith('ENTRYPOINT '));
+function imageEntrypointFlags(): string[] {
+  const line = readFileSync(resolve(ROOT, 'Dockerfile'), 'utf8').split('\n').find((l) => l.startsWith('ENTRYPOINT '));
   const entrypoint = line ? (JSON.parse(line.slice('ENTRYPOINT '.length)) as string[]) : [];
   const script = entrypoint.indexOf('dist/main.js');
   if (script < 1) throw new Error('the Dockerfile has no ENTRYPOINT ["…node", …flags, "dist/main.js"]');
   return entrypoint.slice(1, script);
 }
 
+/** Starts a server process; ours counts as up once /readyz says it reached NATS. */
 export async function serve(script: string, options: ServeOptions = {}): Promise<Server> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const node = [...(options.nodeArgs ?? []), script];

