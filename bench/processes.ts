@@ -1,9 +1,9 @@
 // The bench's processes: the servers it measures, each pinned to a CPU of its own where the
 // machine has two or more (taskset), and the bench itself (the load generator) pinned to another.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import type { HookRequest } from '../src/schema/hook.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -54,6 +54,9 @@ export const SERVER_NODE = serverNode(process.env['BENCH_NODE']);
 /** Node flags ours runs with by default: the image's entrypoint's. */
 export const OURS_DEFAULT_NODE_ARGS = imageEntrypointFlags();
 
+/** Environment ours runs with by default: the image's `ENV` (jemalloc preloaded), as this machine can honour it. */
+export const OURS_DEFAULT_ENV = onThisMachine(imageEnvironment());
+
 function serverNode(setting: string | undefined): string {
   if (!setting) return process.execPath;
   if (setting !== 'image') return setting;
@@ -67,6 +70,44 @@ function imageEntrypointFlags(): string[] {
   const script = entrypoint.indexOf('dist/main.js');
   if (script < 1) throw new Error('the Dockerfile has no ENTRYPOINT ["…node", …flags, "dist/main.js"]');
   return entrypoint.slice(1, script);
+}
+
+/** The `ENV KEY=value …` pairs of the Dockerfile's final stage (no quoting: ours has none). */
+function imageEnvironment(): Record<string, string> {
+  const lines = readFileSync(resolve(ROOT, 'Dockerfile'), 'utf8').split('\n');
+  const final = lines.slice(lines.findLastIndex((l) => l.startsWith('FROM ')));
+  return environmentOf(final.filter((l) => l.startsWith('ENV ')).map((l) => l.slice('ENV '.length)).join(' '));
+}
+
+/**
+ * A library the image preloads from its own path is found here by file name (`ldconfig -p`); one
+ * this machine lacks is left out, with a warning: ours then runs on glibc's malloc.
+ */
+function onThisMachine(env: Record<string, string>): Record<string, string> {
+  const preload = env['LD_PRELOAD'];
+  if (preload === undefined) return env;
+  const { LD_PRELOAD: _, ...rest } = env;
+  const found = preload.split(/[:\s]+/).filter(Boolean).flatMap((path) => {
+    const here = existsSync(path) ? path : installedLibrary(basename(path));
+    if (!here) console.warn(`bench: the image preloads ${basename(path)}, which this machine lacks (Debian: apt-get install libjemalloc2); ours runs without it`);
+    return here ? [here] : [];
+  });
+  return found.length > 0 ? { ...rest, LD_PRELOAD: found.join(':') } : rest;
+}
+
+function installedLibrary(name: string): string | undefined {
+  try {
+    const listing = execFileSync('/sbin/ldconfig', ['-p'], { encoding: 'utf8' });
+    return listing.split('\n').find((line) => line.trim().startsWith(`${name} `))?.split(' => ')[1]?.trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** "A=1 B=2" as { A: '1', B: '2' }. */
+export function environmentOf(pairs: string): Record<string, string> {
+  const split = pairs.split(/\s+/).filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]);
+  return Object.fromEntries(split);
 }
 
 /** Starts a server process; ours counts as up once /readyz says it reached NATS. */

@@ -14,7 +14,7 @@ import { startWadm, wadmBinary } from '../test/support/wadm.js';
 import { appRequest, withLargeManagedFields } from './bodies.js';
 import { startLoadWadm } from './load-wadm.js';
 import { paced, type Paced } from './paced.js';
-import { OURS_DEFAULT_NODE_ARGS, SERVER_NODE, etagOf, metric, pinLoadGenerator, pool, post, serve, settle, type Pinning, type Server } from './processes.js';
+import { OURS_DEFAULT_ENV, OURS_DEFAULT_NODE_ARGS, SERVER_NODE, environmentOf, etagOf, metric, pinLoadGenerator, pool, post, serve, settle, type Pinning, type Server } from './processes.js';
 import { profileSettled } from './profile.js';
 import { memoryProbe, mib, residentBytes, type ProbeReading } from './probe.js';
 import { formatSpread, interleave, load, ratios, round2, spread, type Load, type Round } from './rounds.js';
@@ -36,6 +36,8 @@ const REST_SECONDS = setting('BENCH_REST_SECONDS', 30, 5);
  * memory parts, instead of the image entrypoint's (as the image runs it).
  */
 const OURS_NODE_ARGS = process.env['BENCH_OURS_NODE_ARGS']?.split(' ').filter(Boolean) ?? OURS_DEFAULT_NODE_ARGS;
+/** BENCH_OURS_ENV="KEY=value …" (empty: none): our service's environment instead of the image's `ENV`, in every part. */
+const OURS_ENV = process.env['BENCH_OURS_ENV'] === undefined ? OURS_DEFAULT_ENV : environmentOf(process.env['BENCH_OURS_ENV']);
 /** BENCH_ONLY=settled,memory: run only these parts (while working on one of them); `profile` runs only when named. */
 const runs = (part: string) => (process.env['BENCH_ONLY'] ?? part).split(',').includes(part);
 
@@ -63,7 +65,7 @@ async function settled(pin: Pinning) {
   const nats = await startNatsServer({ jetstream: false });
   const wadm = await startLoadWadm({ servers: nats.url, hosts: true });
   const ceiling = await serve('bench/ceiling-server.mjs', { pin });
-  const ours = await serve('dist/main.js', { env: { NATS_URL: nats.url }, pin, nodeArgs: OURS_NODE_ARGS });
+  const ours = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: nats.url }, pin, nodeArgs: OURS_NODE_ARGS });
   let ceilingSameAnswer: Server | undefined;
   try {
     const small = await settle(ours.url, appRequest(0));
@@ -154,7 +156,7 @@ async function cold() {
     return (performance.now() - started) / 1000;
   });
   const ours = await withWadm(real, async (natsUrl) => {
-    const service = await serve('dist/main.js', { env: { NATS_URL: natsUrl } });
+    const service = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: natsUrl } });
     try {
       const started = performance.now();
       const pending = new Set(Array.from({ length: COLD_APPS }, (_, i) => i));
@@ -213,7 +215,7 @@ async function memory() {
   // Hosts in every lattice: the applications settle as Deployed, as in a healthy cluster.
   const wadm = await startLoadWadm({ servers: nats.url, hosts: true });
   const probe = memoryProbe();
-  const env = { NATS_URL: nats.url, LATTICE_POLICY_FILE: anyLattice(), ...probe.env, ...snapshotDir() };
+  const env = { ...OURS_ENV, NATS_URL: nats.url, LATTICE_POLICY_FILE: anyLattice(), ...probe.env, ...snapshotDir() };
   const ours = await serve('dist/main.js', { env, nodeArgs: [...probe.nodeArgs, ...OURS_NODE_ARGS] });
   try {
     const idle = await probe.read(ours.pid);
@@ -304,7 +306,7 @@ function machine(pin: Pinning) {
   const serverNode = SERVER_NODE === process.execPath ? process.version : execFileSync(SERVER_NODE, ['--version'], { encoding: 'utf8' }).trim();
   return {
     cpus: cpus().length, cpu: cpus()[0]?.model, memoryGiB: round2(totalmem() / 2 ** 30), node: process.version, platform: process.platform, pinning: pin, loadAverageAtStart: loadavg().map(round2),
-    servers: { node: serverNode, oursNodeArgs: OURS_NODE_ARGS },
+    servers: { node: serverNode, oursNodeArgs: OURS_NODE_ARGS, oursEnv: OURS_ENV },
   };
 }
 

@@ -258,9 +258,11 @@ describe('the Dockerfile', () => {
   };
   const runs = (stage: Stage) => stage.lines.filter((l) => l.startsWith('RUN '));
 
-  it('has a build stage that runs npm ci from the lockfile and npm run build, a production-dependencies stage, and a small runtime stage', () => {
+  it('has a build stage that runs npm ci from the lockfile and npm run build, a production-dependencies stage, an allocator stage and a small runtime stage', () => {
     const { stages } = dockerfile();
-    assert.equal(stages.length, 3);
+    assert.equal(stages.length, 4);
+    // Debian's jemalloc, by package name: the same library on every architecture the release builds.
+    assert.ok(runs(stages[2]!).some((l) => /apt-get install -y --no-install-recommends libjemalloc2\b/.test(l)));
     const [build, deps] = stages;
     assert.ok(build!.lines.some((l) => /^COPY package\.json package-lock\.json/.test(l)));
     assert.ok(runs(build!).some((l) => /\bnpm ci\b/.test(l) && !l.includes('--omit=dev')));
@@ -273,21 +275,23 @@ describe('the Dockerfile', () => {
 
   it('pins Node.js 24 by major and minor for building and runs the distroless Node.js 24 image as nonroot, both by default of an ARG', () => {
     const { stages, final } = dockerfile();
-    for (const stage of stages.slice(0, 2)) assert.match(stage.from, /^node:24\.\d+-[a-z]+-slim$/);
+    for (const stage of stages.slice(0, 3)) assert.match(stage.from, /^node:24\.\d+-[a-z]+-slim$/);
     assert.match(final.from, /^gcr\.io\/distroless\/nodejs24-debian\d+:nonroot$/);
     const raw = read('Dockerfile').split('\n').filter((l) => l.startsWith('FROM '));
-    assert.deepEqual(raw, ['FROM ${NODE_IMAGE} AS build', 'FROM ${NODE_IMAGE} AS production-dependencies', 'FROM ${RUNTIME_IMAGE}']);
+    assert.deepEqual(raw, ['FROM ${NODE_IMAGE} AS build', 'FROM ${NODE_IMAGE} AS production-dependencies', 'FROM ${NODE_IMAGE} AS allocator', 'FROM ${RUNTIME_IMAGE}']);
     assert.equal(final.name, undefined);
   });
 
-  it('copies only dist/, the production node_modules and package.json into the final stage, which runs no command at build time', () => {
+  it('copies only dist/, the production node_modules, package.json and jemalloc with its licence into the final stage, which runs no command at build time', () => {
     const { stages, final } = dockerfile();
-    const [build, deps] = stages;
+    const [build, deps, allocator] = stages;
     const copies = final.lines.filter((l) => l.startsWith('COPY '));
     assert.deepEqual(copies, [
       `COPY --from=${deps!.name} /app/node_modules ./node_modules`,
       `COPY --from=${build!.name} /app/dist ./dist`,
       'COPY package.json ./',
+      `COPY --from=${allocator!.name} /out/libjemalloc.so.2 /usr/local/lib/libjemalloc.so.2`,
+      `COPY --from=${allocator!.name} /out/copyright /usr/share/doc/libjemalloc2/copyright`,
     ]);
     assert.deepEqual(runs(final), []);
   });
@@ -303,6 +307,8 @@ describe('the Dockerfile', () => {
     // --expose-gc: the service gives a burst's memory back (src/service/memory-reclaim.ts); `npm start` runs it alike.
     assert.deepEqual(execForm('ENTRYPOINT'), ['/nodejs/bin/node', '--expose-gc', bin]);
     assert.equal(pkg.scripts['start'], `node --expose-gc ${bin}`);
+    // jemalloc, copied from the allocator stage, gives freed memory back (the Dockerfile says why).
+    assert.deepEqual(final.lines.filter((l) => l.startsWith('ENV ')), ['ENV LD_PRELOAD=/usr/local/lib/libjemalloc.so.2 MALLOC_CONF=background_thread:true']);
     assert.deepEqual(execForm('CMD'), ['serve']);
     const user = final.lines.filter((l) => l.startsWith('USER ')).at(-1)!;
     const [uid, gid] = user.slice('USER '.length).split(':').map(Number);

@@ -100,6 +100,7 @@ describe('the image, run as the Deployment runs it', () => {
   it("holds none of the build machine's CA bundle, which only the build stages had", () => {
     const env = JSON.parse(docker(['image', 'inspect', '-f', '{{json .Config.Env}}', IMAGE]).stdout) as string[];
     assert.equal(env.some((e) => e.startsWith('NODE_EXTRA_CA_CERTS=')), false);
+
     const probe = `process.stdout.write(String(require('fs').existsSync(${JSON.stringify(required('IMAGE_TEST_BUILD_CA'))})))`;
     const exists = docker(['run', '--rm', '--network', 'none', '--entrypoint', '/nodejs/bin/node', IMAGE, '-e', probe]);
     assert.equal(exists.stdout, 'false', exists.stderr);
@@ -114,6 +115,13 @@ describe('the image, run as the Deployment runs it', () => {
     // Logged before the service listens, so it is there once /healthz answered (the test above).
     const starting = docker(['logs', name]).stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Obj).find((l) => String(l['msg']).startsWith('starting '));
     assert.equal(starting?.['memoryReclaim'], true, JSON.stringify(starting));
+  });
+
+  it('runs the service on jemalloc, which gives freed memory back to the system (see the Dockerfile)', () => {
+    // PID 1 is the service; its memory map shows what the dynamic loader preloaded.
+    const probe = "process.stdout.write(String(require('fs').readFileSync('/proc/1/maps', 'utf8').includes('/usr/local/lib/libjemalloc.so.2')))";
+    const mapped = docker(['exec', name, '/nodejs/bin/node', '-e', probe]);
+    assert.equal(mapped.stdout, 'true', mapped.stderr);
   });
 
   it('becomes ready once a real nats-server listens at its NATS_URL', async () => {
