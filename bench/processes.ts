@@ -51,11 +51,16 @@ export interface ServeOptions {
  */
 export const SERVER_NODE = serverNode(process.env['BENCH_NODE']);
 
+const DOCKERFILE_LINES = readFileSync(resolve(ROOT, 'Dockerfile'), 'utf8').split('\n');
+
 /** Node flags ours runs with by default: the image's entrypoint's. */
 export const OURS_DEFAULT_NODE_ARGS = imageEntrypointFlags();
 
-/** Environment ours runs with by default: the image's `ENV` (jemalloc preloaded), as this machine can honour it. */
-export const OURS_DEFAULT_ENV = onThisMachine(imageEnvironment());
+/**
+ * Ours' environment in every part: BENCH_OURS_ENV="KEY=value …" (empty: none), else the image's
+ * `ENV` (jemalloc preloaded) as this machine can honour it.
+ */
+export const OURS_ENV = process.env['BENCH_OURS_ENV'] === undefined ? onThisMachine(imageEnvironment()) : environmentOf(process.env['BENCH_OURS_ENV']);
 
 function serverNode(setting: string | undefined): string {
   if (!setting) return process.execPath;
@@ -65,7 +70,7 @@ function serverNode(setting: string | undefined): string {
 
 /** The flags between node and dist/main.js in the Dockerfile's ENTRYPOINT (its exec form). */
 function imageEntrypointFlags(): string[] {
-  const line = readFileSync(resolve(ROOT, 'Dockerfile'), 'utf8').split('\n').find((l) => l.startsWith('ENTRYPOINT '));
+  const line = DOCKERFILE_LINES.find((l) => l.startsWith('ENTRYPOINT '));
   const entrypoint = line ? (JSON.parse(line.slice('ENTRYPOINT '.length)) as string[]) : [];
   const script = entrypoint.indexOf('dist/main.js');
   if (script < 1) throw new Error('the Dockerfile has no ENTRYPOINT ["…node", …flags, "dist/main.js"]');
@@ -74,8 +79,7 @@ function imageEntrypointFlags(): string[] {
 
 /** The `ENV KEY=value …` pairs of the Dockerfile's final stage (no quoting: ours has none). */
 function imageEnvironment(): Record<string, string> {
-  const lines = readFileSync(resolve(ROOT, 'Dockerfile'), 'utf8').split('\n');
-  const final = lines.slice(lines.findLastIndex((l) => l.startsWith('FROM ')));
+  const final = DOCKERFILE_LINES.slice(DOCKERFILE_LINES.findLastIndex((l) => l.startsWith('FROM ')));
   return environmentOf(final.filter((l) => l.startsWith('ENV ')).map((l) => l.slice('ENV '.length)).join(' '));
 }
 
@@ -105,7 +109,7 @@ function installedLibrary(name: string): string | undefined {
 }
 
 /** "A=1 B=2" as { A: '1', B: '2' }. */
-export function environmentOf(pairs: string): Record<string, string> {
+function environmentOf(pairs: string): Record<string, string> {
   const split = pairs.split(/\s+/).filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]);
   return Object.fromEntries(split);
 }

@@ -9,7 +9,7 @@ import autocannon from 'autocannon';
 import { startNatsServer } from '../test/support/nats-server.js';
 import { appRequest } from './bodies.js';
 import { startLoadWadm } from './load-wadm.js';
-import { OURS_DEFAULT_ENV, serve, settle, type Pinning } from './processes.js';
+import { OURS_ENV, serve, settle, type Pinning } from './processes.js';
 
 const REQUESTS = Number(process.env['BENCH_PROFILE_REQUESTS'] ?? 100_000);
 
@@ -18,7 +18,7 @@ export async function profileSettled(pin: Pinning) {
   const wadm = await startLoadWadm({ servers: nats.url, hosts: true });
   const dirs = { ceiling: mkdtempSync(join(tmpdir(), 'bench-profile-ceiling-')), ours: mkdtempSync(join(tmpdir(), 'bench-profile-ours-')) };
   try {
-    const ours = await serve('dist/main.js', { env: { ...OURS_DEFAULT_ENV, NATS_URL: nats.url }, pin, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dirs.ours}`] });
+    const ours = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: nats.url }, pin, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dirs.ours}`] });
     const body = await settle(ours.url, appRequest(0));
     await calls(ours.url, body);
     await ours.stop();

@@ -14,7 +14,7 @@ import { startWadm, wadmBinary } from '../test/support/wadm.js';
 import { appRequest, withLargeManagedFields } from './bodies.js';
 import { startLoadWadm } from './load-wadm.js';
 import { paced, type Paced } from './paced.js';
-import { OURS_DEFAULT_ENV, OURS_DEFAULT_NODE_ARGS, SERVER_NODE, environmentOf, etagOf, metric, pinLoadGenerator, pool, post, serve, settle, type Pinning, type Server } from './processes.js';
+import { OURS_DEFAULT_NODE_ARGS, OURS_ENV, SERVER_NODE, etagOf, metric, pinLoadGenerator, pool, post, serve, settle, type Pinning, type Server } from './processes.js';
 import { profileSettled } from './profile.js';
 import { memoryProbe, mib, residentBytes, type ProbeReading } from './probe.js';
 import { formatSpread, interleave, load, ratios, round2, spread, type Load, type Round } from './rounds.js';
@@ -36,8 +36,6 @@ const REST_SECONDS = setting('BENCH_REST_SECONDS', 30, 5);
  * memory parts, instead of the image entrypoint's (as the image runs it).
  */
 const OURS_NODE_ARGS = process.env['BENCH_OURS_NODE_ARGS']?.split(' ').filter(Boolean) ?? OURS_DEFAULT_NODE_ARGS;
-/** BENCH_OURS_ENV="KEY=value …" (empty: none): our service's environment instead of the image's `ENV`, in every part. */
-const OURS_ENV = process.env['BENCH_OURS_ENV'] === undefined ? OURS_DEFAULT_ENV : environmentOf(process.env['BENCH_OURS_ENV']);
 /** BENCH_ONLY=settled,memory: run only these parts (while working on one of them); `profile` runs only when named. */
 const runs = (part: string) => (process.env['BENCH_ONLY'] ?? part).split(',').includes(part);
 

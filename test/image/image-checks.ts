@@ -100,7 +100,6 @@ describe('the image, run as the Deployment runs it', () => {
   it("holds none of the build machine's CA bundle, which only the build stages had", () => {
     const env = JSON.parse(docker(['image', 'inspect', '-f', '{{json .Config.Env}}', IMAGE]).stdout) as string[];
     assert.equal(env.some((e) => e.startsWith('NODE_EXTRA_CA_CERTS=')), false);
-
     const probe = `process.stdout.write(String(require('fs').existsSync(${JSON.stringify(required('IMAGE_TEST_BUILD_CA'))})))`;
     const exists = docker(['run', '--rm', '--network', 'none', '--entrypoint', '/nodejs/bin/node', IMAGE, '-e', probe]);
     assert.equal(exists.stdout, 'false', exists.stderr);
