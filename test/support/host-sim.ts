@@ -7,7 +7,7 @@ import { EventPacer, type PublishedEvent } from './host-sim/events.js';
 import { handle, type Context, type CtlRequest, type HostState, type LatticeData, type Link, type StringMap } from './host-sim/handlers.js';
 import { untilWadmWatches } from './host-sim/wadm-ready.js';
 
-export { WADM_STALL_TOLERANT_MS } from './host-sim/wadm-ready.js';
+export { untilWadmTookEvents, WADM_STALL_TOLERANT_MS } from './host-sim/wadm-ready.js';
 export type { CtlRequest, Link, PublishedEvent, StringMap };
 
 export interface LatticeOptions {
@@ -59,6 +59,7 @@ export class SimulatedLattice {
   private readonly pacer: EventPacer;
   private readonly timer: NodeJS.Timeout;
   private hostCount = 0;
+  private reconnects = 0;
   private stopping: Promise<void> | undefined;
 
   constructor(
@@ -69,6 +70,14 @@ export class SimulatedLattice {
     this.pacer = new EventPacer(nc, lattice, EVENT_SPACING_MS);
     this.timer = setInterval(() => this.beat(), heartbeatMs);
     this.timer.unref();
+    void (async () => {
+      for await (const status of nc.status()) if (status.type === 'reconnect') this.reconnects++;
+    })();
+  }
+
+  /** How often the connection came back after losing its server (nats.js reconnects by itself). */
+  get reconnectCount(): number {
+    return this.reconnects;
   }
 
   /** The running hosts. */

@@ -2,11 +2,13 @@
 // fault-injecting relay, one simulated host in lattice `default`, and the whole service in-process;
 // Metacontroller emulators pointed at it; and a reset between tests that deletes every application
 // in wadm, replaces the host, and makes the service forget what it knew.
-import { startLattice, WADM_STALL_TOLERANT_MS, type SimulatedLattice } from './host-sim.js';
+import { connect } from 'nats';
+import { startLattice, untilWadmTookEvents, WADM_STALL_TOLERANT_MS, type SimulatedLattice } from './host-sim.js';
 import { FakeMetacontroller } from './metacontroller.js';
 import { startNatsServer, type NatsServer } from './nats-server.js';
 import { startService, type RunningService } from './service.js';
 import { startRelayedWadm, type WadmRelay } from './wadm-relay.js';
+import { until } from './wait.js';
 import type { ServiceOptions } from '../../src/service/build.js';
 
 const LATTICE = 'default';
@@ -54,9 +56,20 @@ export async function startScenario(env: Record<string, string> = {}, options: S
       running.service.knowledge.reset();
     },
     async restartNats() {
+      const reconnectsBefore = sim.reconnectCount;
       await nats.restart();
-      // wadm 0.21.1 and the simulated hosts do not all come back whole from a NATS restart (status-trust.test.ts).
+      // wadm 0.21.1 and the simulated hosts do not all come back whole from a NATS restart
+      // (status-trust.test.ts): the hosts are replaced. Each old one says host_stopped on the restarted
+      // server, and wadm takes that in, before anything else: a host that merely vanished stays in
+      // wadm's store, commanded and counted, until its reaper drops it ~70 s later.
+      await until(() => sim.reconnectCount > reconnectsBefore, { what: 'the simulated hosts reconnected' });
       await sim.stop();
+      const nc = await connect({ servers: nats.url });
+      try {
+        await untilWadmTookEvents(nc, LATTICE);
+      } finally {
+        await nc.close();
+      }
       await wadm.startWadm();
       sim = await lattice();
     },

@@ -39,6 +39,18 @@ export async function untilWadmWatches(nc: NatsConnection, lattice: string, time
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 }
 
+/**
+ * Resolves once wadm has taken in every event of the lattice published so far: its event stream has
+ * sourced them all (a source's lag is what it has yet to copy), and its consumer holds none still to
+ * deliver or to acknowledge. Waits through wadm's ~35 s stall, which it ends itself.
+ */
+export async function untilWadmTookEvents(nc: NatsConnection, lattice: string, timeoutMs = WADM_STALL_TOLERANT_MS): Promise<void> {
+  const jsm = await nc.jetstreamManager();
+  const sourced = () => jsm.streams.info(EVENT_STREAM).then((info) => (info.sources ?? []).every((s) => s.lag === 0), () => false);
+  const consumed = () => jsm.consumers.info(EVENT_STREAM, `${EVENT_STREAM}-${lattice}`).then((c) => c.num_pending === 0 && c.num_ack_pending === 0, () => false);
+  await until(async () => (await sourced()) && (await consumed()), { timeoutMs, intervalMs: POLL_MS, what: `wadm took in lattice ${lattice}'s events` });
+}
+
 async function sourcesActive(jsm: JetStreamManager): Promise<boolean> {
   const sources = await jsm.streams.info(EVENT_STREAM).then((info) => info.sources ?? [], () => []);
   // `active` is the time since the source last moved, or -1 before it has been set up.
