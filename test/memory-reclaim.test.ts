@@ -7,7 +7,8 @@ import { MemoryReclaimer, runtimeReclaimDeps } from '../src/service/memory-recla
 
 const MiB = 2 ** 20;
 
-function subject(startRss: number, quietChecks = 1) {
+/** A reclaimer whose start's collection is behind it (see the first test), unless `fresh`. */
+function subject(startRss: number, quietChecks = 1, { fresh = false, collectAfterStart = true } = {}) {
   const state = { rss: startRss, collections: 0, afterCollection: startRss };
   const reclaimer = new MemoryReclaimer(
     {
@@ -17,13 +18,34 @@ function subject(startRss: number, quietChecks = 1) {
       },
       residentBytes: () => state.rss,
       quietChecks,
+      collectAfterStart,
     },
     16 * MiB,
   );
+  if (!fresh) {
+    for (let i = 0; i < quietChecks; i++) reclaimer.check();
+    state.collections = 0;
+  }
   return { state, reclaimer };
 }
 
 describe('MemoryReclaimer', () => {
+  it('gives the start\'s own burst back at the first quiet period, however little the RSS grew, and only once', () => {
+    const { state, reclaimer } = subject(93 * MiB, 1, { fresh: true });
+    state.afterCollection = 83 * MiB;
+    reclaimer.noteCall();
+    assert.equal(reclaimer.check(), undefined, 'a call came: not quiet yet');
+    assert.deepEqual(reclaimer.check(), { before: 93 * MiB, after: 83 * MiB });
+    for (let i = 0; i < 5; i++) assert.equal(reclaimer.check(), undefined);
+    assert.equal(state.collections, 1);
+  });
+
+  it('leaves the start alone where the runtime would not give its memory back (Node 20)', () => {
+    const { state, reclaimer } = subject(76 * MiB, 6, { fresh: true, collectAfterStart: false });
+    for (let i = 0; i < 20; i++) reclaimer.check();
+    assert.equal(state.collections, 0);
+  });
+
   it('collects once after a burst, when a check period passed without calls', () => {
     const { state, reclaimer } = subject(70 * MiB);
     for (let i = 0; i < 10_000; i++) reclaimer.noteCall();
@@ -93,5 +115,7 @@ describe('runtimeReclaimDeps', () => {
     assert.deepEqual(calls, [[{ type: 'major', execution: 'sync', flavor: 'last-resort' }], []]);
     assert.equal(node24.quietChecks, 1);
     assert.equal(node20.quietChecks, 6);
+    assert.equal(node24.collectAfterStart, true);
+    assert.equal(node20.collectAfterStart, false);
   });
 });
