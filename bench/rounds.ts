@@ -3,8 +3,14 @@
 // throughput by 15-20 points from minute to minute, hits both sides of each ratio alike.
 import { loadavg } from 'node:os';
 import autocannon from 'autocannon';
+import { cpuMicros } from './probe.js';
 
-export interface Load { rps: number; p50: number; p99: number; errors: number; non2xx: number }
+/**
+ * One load run. cpuMicrosPerRequest: the server's CPU time (every thread: user and system, from
+ * /proc) over the requests it answered. Unlike req/s it is not lowered by another process or the
+ * hypervisor taking the CPU away, so it tells what a request costs on a noisy machine.
+ */
+export interface Load { rps: number; p50: number; p99: number; errors: number; non2xx: number; cpuMicrosPerRequest?: number }
 
 export interface Spread { median: number; min: number; max: number }
 
@@ -39,7 +45,8 @@ export function ratios<T>(rounds: Round<T>[], ours: string, base: string, measur
 
 export const formatSpread = (s: Spread, unit = ''): string => `${s.median}${unit} (${s.min}-${s.max}${unit})`;
 
-export async function load(url: string, body: string, options: { connections: number; seconds: number; headers?: Record<string, string> }): Promise<Load> {
+export async function load(url: string, body: string, options: { connections: number; seconds: number; headers?: Record<string, string>; pid?: number }): Promise<Load> {
+  const cpuBefore = options.pid === undefined ? undefined : cpuMicros(options.pid);
   const result = await autocannon({
     url: `${url}/sync`,
     method: 'POST',
@@ -48,8 +55,10 @@ export async function load(url: string, body: string, options: { connections: nu
     connections: options.connections,
     duration: options.seconds,
   });
+  const cpuAfter = options.pid === undefined ? undefined : cpuMicros(options.pid);
+  const cpu = cpuBefore === undefined || cpuAfter === undefined || result.requests.total === 0 ? {} : { cpuMicrosPerRequest: round2((cpuAfter - cpuBefore) / result.requests.total) };
   // autocannon counts a 304 as non-2xx: only 5xx and transport errors are failures here.
-  return { rps: round2(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result['5xx'] };
+  return { rps: round2(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result['5xx'], ...cpu };
 }
 
 export function round2(n: number): number {

@@ -75,11 +75,11 @@ async function settled(pin: Pinning) {
     const requestsBefore = wadm.count();
     const sameAnswer = ceilingSameAnswer;
     const loads = (body: string, etag: string) => ({
-      ceiling: () => load(ceiling.url, body, { connections: 10, seconds: DURATION }),
-      ...(body === small ? { ceilingSameAnswer: () => load(sameAnswer.url, body, { connections: 10, seconds: DURATION }) } : {}),
-      ours: () => load(ours.url, body, { connections: 10, seconds: DURATION }),
+      ceiling: () => load(ceiling.url, body, { connections: 10, seconds: DURATION, pid: ceiling.pid }),
+      ...(body === small ? { ceilingSameAnswer: () => load(sameAnswer.url, body, { connections: 10, seconds: DURATION, pid: sameAnswer.pid }) } : {}),
+      ours: () => load(ours.url, body, { connections: 10, seconds: DURATION, pid: ours.pid }),
       // What Metacontroller sends with webhook.etag on (our CompositeController turns it on).
-      oursWithEtag: () => load(ours.url, body, { connections: 10, seconds: DURATION, headers: { 'if-none-match': etag } }),
+      oursWithEtag: () => load(ours.url, body, { connections: 10, seconds: DURATION, headers: { 'if-none-match': etag }, pid: ours.pid }),
     });
     // JIT and connection pools warm on both sides before anything counts.
     await interleave(1, loads(small, smallEtag));
@@ -132,11 +132,27 @@ function reportThroughput(name: string, bytes: number, rounds: Round<Load>[]) {
   console.log(line('ours', 'ours'));
   console.log(line('ours, If-None-Match', 'oursWithEtag'));
   console.log(`  ratio to the ceiling in the same round: ${percent(throughputRatio)} plain, ${percent(throughputRatioWithEtag)} with ETag`);
-  if (!rounds[0]?.results['ceilingSameAnswer']) return { bytes, throughputRatio, throughputRatioWithEtag, rounds };
+  const cpu = cpuPerRequest(rounds);
+  if (cpu) {
+    console.log(`  CPU per request, µs: ceiling ${formatSpread(cpu.ceiling)}, ours ${formatSpread(cpu.ours)}, ours with ETag ${formatSpread(cpu.oursWithEtag)}`);
+    console.log(`  CPU ratio (the ceiling's CPU per request to ours', same round): ${percent(cpu.ratio)} plain, ${percent(cpu.ratioWithEtag)} with ETag`);
+  }
+  if (!rounds[0]?.results['ceilingSameAnswer']) return { bytes, throughputRatio, throughputRatioWithEtag, cpu, rounds };
   const sameAnswerRatio = ratios(rounds, 'ours', 'ceilingSameAnswer', (l) => l.rps);
   console.log(line('ceiling, ours\' answer', 'ceilingSameAnswer'));
   console.log(`  plain, ratio to the ceiling answering ours' answer: ${percent(sameAnswerRatio)}`);
-  return { bytes, throughputRatio, throughputRatioWithEtag, sameAnswerRatio, rounds };
+  return { bytes, throughputRatio, throughputRatioWithEtag, cpu, sameAnswerRatio, rounds };
+}
+
+/**
+ * What each request cost the server in CPU time, and the ceiling's cost over ours per round: the
+ * throughput ratio a machine of our own would show, as a machine's neighbours do not move it.
+ */
+function cpuPerRequest(rounds: Round<Load>[]) {
+  if (rounds.some((r) => Object.values(r.results).some((l) => l.cpuMicrosPerRequest === undefined))) return undefined;
+  const micros = (name: string) => spread(rounds.map((r) => r.results[name]!.cpuMicrosPerRequest!));
+  const cheaper = (name: string) => ratios(rounds, 'ceiling', name, (l) => l.cpuMicrosPerRequest!);
+  return { ceiling: micros('ceiling'), ours: micros('ours'), oursWithEtag: micros('oursWithEtag'), ratio: cheaper('ours'), ratioWithEtag: cheaper('oursWithEtag') };
 }
 
 /**
@@ -203,7 +219,8 @@ async function putAndDeployDirectly(nc: NatsConnection, i: number): Promise<void
 }
 
 /**
- * (d): the service's memory idle and holding CACHED_APPS settled applications: each synced as new,
+ * (d): the service's memory idle (REST_SECONDS after its start, without calls) and holding
+ * CACHED_APPS settled applications: each synced as new,
  * then resynced with its status fed back (as Metacontroller does) until most answers are reused
  * from memory. Read right after the last pass (RSS from /proc), then after REST_SECONDS without
  * calls as found and after a forced full GC (bench/memory-probe.mjs).
@@ -216,6 +233,10 @@ async function memory() {
   const env = { ...OURS_ENV, NATS_URL: nats.url, LATTICE_POLICY_FILE: anyLattice(), ...probe.env, ...snapshotDir() };
   const ours = await serve('dist/main.js', { env, nodeArgs: [...probe.nodeArgs, ...OURS_NODE_ARGS] });
   try {
+    // Idle as a replica without calls is: at rest. Its start grew the heap too, and what gives
+    // that back (V8's memory reducer on Node 20, ~15 s after the start; the service's reclaimer on
+    // Node 24, at once) needs a quiet process: not even /metrics is asked meanwhile.
+    await new Promise((r) => setTimeout(r, REST_SECONDS * 1000));
     const idle = await probe.read(ours.pid);
     const passes = await settleAll(ours.url);
     // Read from /proc, which neither signals nor collects: the resident memory the pass left.
@@ -226,7 +247,7 @@ async function memory() {
     const row = (label: string, r: ProbeReading) =>
       `  ${label.padEnd(34)}RSS ${mib(r.found.rss)} MiB, heap used ${mib(r.found.heapUsed)} MiB; after a full GC: RSS ${mib(r.afterGc.rss)} MiB, heap used ${mib(r.afterGc.heapUsed)} MiB`;
     console.log(`\nmemory (passes over ${CACHED_APPS} applications until all settled: ${passes.length}, answers reused in the last: ${passes.at(-1)})`);
-    console.log(row('idle', idle));
+    console.log(row(`idle, after ${REST_SECONDS} s at rest`, idle));
     console.log(`  ${CACHED_APPS} settled applications: RSS right after the resync pass ${mib(afterPass)} MiB`);
     console.log(row(`  then after ${REST_SECONDS} s without calls`, loaded));
     const perApp = (loaded.afterGc.heapUsed - idle.afterGc.heapUsed) / CACHED_APPS;
