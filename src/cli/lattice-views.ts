@@ -5,6 +5,7 @@ import yaml from 'js-yaml';
 import type { Config } from '../service/config.js';
 import { OWNER_ANNOTATION } from '../core/names.js';
 import { renderManifest } from '../core/manifest.js';
+import { byCodeUnits } from '../core/order.js';
 import { check, readAll, type Options, type Outcome } from './commands.js';
 import { unifiedDiff } from './unified-diff.js';
 import { withWadm } from './wadm-session.js';
@@ -36,7 +37,7 @@ export async function diff(file: string, lattice: string | undefined, options: O
 /** Every model of the lattice with its deployed version and its owner (or "unowned"), by name. */
 export function list(lattice: string, config: Config): Promise<Outcome> {
   return withWadm(config, async (client) => {
-    const models = (await client.list(lattice)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const models = (await client.list(lattice)).sort((a, b) => byCodeUnits(a.name, b.name));
     const rows = [['NAME', 'DEPLOYED', 'LATEST', 'OWNER']];
     for (const model of models) {
       // The owner of the newest version: the one the hook checks first after the deployed one.

@@ -5,6 +5,7 @@ import type { ApplicationSpec } from '../schema/application.js';
 import type { ValidSpec } from './validate.js';
 import { createHash } from 'node:crypto';
 import { CONTENT_HASH_ANNOTATION, DESCRIPTION_ANNOTATION, OWNER_ANNOTATION, VERSION_ANNOTATION } from './names.js';
+import { byCodeUnits } from './order.js';
 
 export interface WadmManifest {
   apiVersion: 'core.oam.dev/v1beta1';
@@ -49,7 +50,7 @@ function manifestOf(app: ValidSpec, annotations: Record<string, string>): WadmMa
 }
 
 function sorted(map: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return Object.fromEntries(Object.entries(map).sort(([a], [b]) => byCodeUnits(a, b)));
 }
 
 // JSON with object keys sorted at every level: equal data gives equal bytes, whatever the order

@@ -5,6 +5,7 @@
 // is a glob, and a pair collides when some name of one, followed by `-` and more, is a name of
 // the other: an intersection of two globs, decided exactly (a glob with `*` under `{namespace}`
 // always collides with itself: `team-*` has `team-a` and `team-a-b`).
+import { byCodeUnits } from './order.js';
 import type { LatticePolicy } from './tenancy.js';
 
 export interface LatticeSource {
@@ -31,7 +32,7 @@ export function latticeSources(policy: LatticePolicy): LatticeSource[] {
       }
     }
   }
-  return [...sources.values()].sort((a, b) => a.glob.localeCompare(b.glob));
+  return [...sources.values()].sort((a, b) => byCodeUnits(a.glob, b.glob));
 }
 
 /** Pairs of producible lattices where one is the other followed by `-` and more, in a stable order. */

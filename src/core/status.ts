@@ -3,6 +3,7 @@
 // the condition's status flips, so an unchanged situation gives byte-identical status.
 import { type ApplicationStatus, type Condition, type ConditionStatus, type ConditionType, type ScalerState, type ScalerStatus } from '../schema/status.js';
 import type { LatticeStatus, StatusFacts } from './facts.js';
+import { byCodeUnits } from './order.js';
 import { REASONS, verdict, type Pace, type Verdict } from './reasons.js';
 
 export interface StatusContext {
@@ -107,15 +108,11 @@ function scalersOf(status: LatticeStatus): ScalerStatus[] {
     if (s.status.message) entry.message = s.status.message;
     return entry;
   });
-  return scalers.sort((a, b) => compare(a.kind, b.kind) || compare(a.name, b.name) || compare(a.message ?? '', b.message ?? ''));
+  return scalers.sort((a, b) => byCodeUnits(a.kind, b.kind) || byCodeUnits(a.name, b.name) || byCodeUnits(a.message ?? '', b.message ?? ''));
 }
 
 function firstFailing(scalers: ScalerStatus[]): string | undefined {
   return scalers.find((s) => s.status !== 'Deployed' && s.message)?.message;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function keptTime(previous: { status: string; time: string } | undefined, status: ConditionStatus, now: number): string {
