@@ -32,7 +32,7 @@ const CACHED_APPS = setting('BENCH_CACHED_APPS', 10_000, 2_000);
 /** How long the service rests after the resync pass before the memory is read again (no calls, as between Metacontroller's 60 s resyncs). */
 const REST_SECONDS = setting('BENCH_REST_SECONDS', 30, 5);
 /**
- * BENCH_OURS_NODE_ARGS="--cpu-prof --trace-gc": node flags for our service in the settled and
+ * BENCH_OURS_NODE_ARGS="--cpu-prof --trace-gc": node flags for our service in the settled, cold and
  * memory parts, instead of the image entrypoint's (as the image runs it).
  */
 const OURS_NODE_ARGS = process.env['BENCH_OURS_NODE_ARGS']?.split(' ').filter(Boolean) ?? OURS_DEFAULT_NODE_ARGS;
@@ -170,7 +170,7 @@ async function cold() {
     return (performance.now() - started) / 1000;
   });
   const ours = await withWadm(real, async (natsUrl) => {
-    const service = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: natsUrl } });
+    const service = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: natsUrl }, nodeArgs: OURS_NODE_ARGS });
     try {
       const started = performance.now();
       const pending = new Set(Array.from({ length: COLD_APPS }, (_, i) => i));

@@ -3,6 +3,7 @@
 // on a free loopback port, its JSON log lines parsed, its /metrics readable. Several can run side
 // by side, like the replicas of the Deployment.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { freePort } from './ports.js';
 import { allowAllPolicy } from './service.js';
@@ -11,6 +12,10 @@ import { until } from './wait.js';
 const SOURCE_MAIN = resolve(import.meta.dirname, '../../src/main.ts');
 /** What `npm run build` writes; run by plain node, without tsx. */
 export const BUILT_MAIN = resolve(import.meta.dirname, '../../dist/main.js');
+/** The node flags of `npm start` (and of the image's ENTRYPOINT: kubernetes.test.ts keeps them equal). */
+const START_FLAGS = (JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
+  .split(' ')
+  .filter((word) => word.startsWith('--'));
 
 export interface ServiceProcess {
   url: string;
@@ -28,8 +33,8 @@ export interface ServiceProcessOptions {
 
 export async function startServiceProcess(env: Record<string, string>, options: ServiceProcessOptions = {}): Promise<ServiceProcess> {
   const port = await freePort();
-  // Built: as the image runs it (its ENTRYPOINT's --expose-gc lets the service give memory back).
-  const args = options.built ? ['--expose-gc', BUILT_MAIN] : ['--import', 'tsx', SOURCE_MAIN];
+  // Built: with the flags the image runs it with (--expose-gc lets the service give memory back).
+  const args = options.built ? [...START_FLAGS, BUILT_MAIN] : ['--import', 'tsx', SOURCE_MAIN];
   const child = spawn(process.execPath, args, {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', LOG_FORMAT: 'json', LATTICE_POLICY_FILE: allowAllPolicy(), SHUTDOWN_DELAY_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
