@@ -59,8 +59,5 @@ EXPOSE 8080
 ENV LD_PRELOAD=/usr/local/lib/libjemalloc.so.2 MALLOC_CONF=background_thread:true
 # --expose-gc: once a burst of hook calls is over, the service asks V8 for the memory-reducing
 # collection that V8's own memory reducer never starts in a server (src/service/memory-reclaim.ts).
-# --heap-growing-percent=20: a full collection once the old generation has grown 20 % past what
-# survived the last, instead of V8's up to 4x: a resync pass over 20,000 applications peaks at
-# ~255 MiB instead of ~350, for no cost the benchmark can see (BENCHMARKS.md, fifth round).
-ENTRYPOINT ["/nodejs/bin/node", "--expose-gc", "--heap-growing-percent=20", "dist/main.js"]
+ENTRYPOINT ["/nodejs/bin/node", "--expose-gc", "dist/main.js"]
 CMD ["serve"]

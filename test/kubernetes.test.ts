@@ -304,9 +304,8 @@ describe('the Dockerfile', () => {
     };
     const pkg = JSON.parse(read('package.json')) as { bin: Record<string, string>; scripts: Record<string, string> };
     const bin = pkg.bin['wasmcloud-metacontroller']!;
-    // --expose-gc: the service gives a burst's memory back (src/service/memory-reclaim.ts);
-    // --heap-growing-percent bounds a pass's peak (the Dockerfile says why). `npm start` runs it alike.
-    const flags = ['--expose-gc', '--heap-growing-percent=20'];
+    // --expose-gc: the service gives a burst's memory back (src/service/memory-reclaim.ts); `npm start` runs it alike.
+    const flags = ['--expose-gc'];
     assert.deepEqual(execForm('ENTRYPOINT'), ['/nodejs/bin/node', ...flags, bin]);
     assert.equal(pkg.scripts['start'], `node ${flags.join(' ')} ${bin}`);
     // jemalloc, copied from the allocator stage, gives freed memory back (the Dockerfile says why).

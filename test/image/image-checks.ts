@@ -92,7 +92,7 @@ describe('the image, run as the Deployment runs it', () => {
   it('runs the command line as uid and gid 65532, serving when given no command', () => {
     const config = JSON.parse(docker(['image', 'inspect', '-f', '{{json .Config}}', IMAGE]).stdout) as Obj;
     assert.equal(config['User'], '65532:65532');
-    assert.deepEqual(config['Entrypoint'], ['/nodejs/bin/node', '--expose-gc', '--heap-growing-percent=20', 'dist/main.js']);
+    assert.deepEqual(config['Entrypoint'], ['/nodejs/bin/node', '--expose-gc', 'dist/main.js']);
     assert.deepEqual(config['Cmd'], ['serve']);
     assert.match(docker(['info', '-f', '{{json .SecurityOptions}}']).stdout, /name=seccomp,profile=default/);
   });
