@@ -26,6 +26,7 @@ describe('lattice pairs a policy can produce', () => {
     assert.match(describePair(prefixPairs(parsePolicy(TEAMS))[0]!), /\{namespace\} of namespaces "team" and \{namespace\} of namespaces "team-a"/);
     assert.deepEqual(pairsOf('rules:\n  - namespaces: ["x"]\n    lattices: ["ks", "ks-web", "prod"]\n'), [['ks', 'ks-web']]);
     assert.deepEqual(pairsOf('rules:\n  - namespaces: ["team-*"]\n    lattices: ["{namespace}"]\n'), [['team-*', 'team-*']]);
+    assert.match(describePair(prefixPairs(parsePolicy('rules:\n  - namespaces: ["team-*"]\n    lattices: ["{namespace}"]\n'))[0]!), /^\{namespace\} of namespaces "team-\*" can produce a lattice and that lattice followed by "-…"/);
     assert.deepEqual(pairsOf('rules:\n  - namespaces: ["dev"]\n    lattices: ["{namespace}"]\n  - namespaces: ["*"]\n    lattices: ["dev-shared"]\n'), [['dev', 'dev-shared']]);
     assert.deepEqual(pairsOf(NO_DASH), []);
   });
