@@ -7,7 +7,7 @@ import { EventPacer, type PublishedEvent } from './host-sim/events.js';
 import { handle, type Context, type CtlRequest, type HostState, type LatticeData, type Link, type StringMap } from './host-sim/handlers.js';
 import { untilWadmWatches } from './host-sim/wadm-ready.js';
 
-export { untilWadmTookEvents, WADM_STALL_TOLERANT_MS } from './host-sim/wadm-ready.js';
+export { WADM_STALL_TOLERANT_MS } from './host-sim/wadm-ready.js';
 export type { CtlRequest, Link, PublishedEvent, StringMap };
 
 export interface LatticeOptions {

@@ -2,8 +2,7 @@
 // fault-injecting relay, one simulated host in lattice `default`, and the whole service in-process;
 // Metacontroller emulators pointed at it; and a reset between tests that deletes every application
 // in wadm, replaces the host, and makes the service forget what it knew.
-import { connect } from 'nats';
-import { startLattice, untilWadmTookEvents, WADM_STALL_TOLERANT_MS, type SimulatedLattice } from './host-sim.js';
+import { startLattice, WADM_STALL_TOLERANT_MS, type SimulatedLattice } from './host-sim.js';
 import { FakeMetacontroller } from './metacontroller.js';
 import { startNatsServer, type NatsServer } from './nats-server.js';
 import { startService, type RunningService } from './service.js';
@@ -64,12 +63,7 @@ export async function startScenario(env: Record<string, string> = {}, options: S
       // wadm's store, commanded and counted, until its reaper drops it ~70 s later.
       await until(() => sim.reconnectCount > reconnectsBefore, { what: 'the simulated hosts reconnected' });
       await sim.stop();
-      const nc = await connect({ servers: nats.url });
-      try {
-        await untilWadmTookEvents(nc, LATTICE);
-      } finally {
-        await nc.close();
-      }
+      await wadm.untilEventsTaken(LATTICE);
       await wadm.startWadm();
       sim = await lattice();
     },

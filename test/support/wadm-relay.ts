@@ -5,6 +5,7 @@
 // is lost after wadm acted, wadm's storage-error reply, a refusal, or a request held until the
 // test releases it (a slow wadm, a timeout, a race). Everything else is the real wadm's behaviour.
 import { connect, type Msg, type NatsConnection, type Subscription } from 'nats';
+import { untilWadmTookEvents } from './host-sim/wadm-ready.js';
 import { until } from './wait.js';
 import { startWadm, type WadmProcess } from './wadm.js';
 
@@ -115,6 +116,11 @@ export class WadmRelay {
     const last = (name: string) => jsm.streams.getMessage(STATUS_STREAM, { last_by_subj: `wadm.status.${lattice}.${name}` }).then((m) => m.json<{ status: { type: string } }>().status.type, () => undefined);
     for (const name of names) await until(async () => (await last(name)) === 'undeployed', { what: `wadm's undeployed status of ${name}` });
     await jsm.streams.purge(STATUS_STREAM, { filter: `wadm.status.${lattice}.*` });
+  }
+
+  /** Resolves once wadm has taken in every event of the lattice published so far (wadm-ready.ts). */
+  untilEventsTaken(lattice: string): Promise<void> {
+    return untilWadmTookEvents(this.nc, lattice);
   }
 
   /** Starts the real wadm behind the relay (again, after a stop); its store stays if it is in files. */

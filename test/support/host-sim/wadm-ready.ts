@@ -45,7 +45,8 @@ export async function untilWadmWatches(nc: NatsConnection, lattice: string, time
  * deliver or to acknowledge. Waits through wadm's ~35 s stall, which it ends itself.
  */
 export async function untilWadmTookEvents(nc: NatsConnection, lattice: string, timeoutMs = WADM_STALL_TOLERANT_MS): Promise<void> {
-  const jsm = await nc.jetstreamManager();
+  // No API check: right after a NATS restart the connection may still be reconnecting; the polls retry.
+  const jsm = await nc.jetstreamManager({ checkAPI: false });
   const sourced = () => jsm.streams.info(EVENT_STREAM).then((info) => (info.sources ?? []).every((s) => s.lag === 0), () => false);
   const consumed = () => jsm.consumers.info(EVENT_STREAM, `${EVENT_STREAM}-${lattice}`).then((c) => c.num_pending === 0 && c.num_ack_pending === 0, () => false);
   await until(async () => (await sourced()) && (await consumed()), { timeoutMs, intervalMs: POLL_MS, what: `wadm took in lattice ${lattice}'s events` });
