@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { basename, resolve } from 'node:path';
 import type { HookRequest } from '../src/schema/hook.js';
+import { memoryLimit, underLimit } from './memory-limit.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -51,10 +52,22 @@ export interface ServeOptions {
  */
 export const SERVER_NODE = serverNode(process.env['BENCH_NODE']);
 
+/** The memory limit every measured server runs under: the pod's, where the machine allows. */
+export const SERVER_MEMORY_LIMIT = memoryLimit();
+
 const DOCKERFILE_LINES = readFileSync(resolve(ROOT, 'Dockerfile'), 'utf8').split('\n');
 
-/** Node flags ours runs with by default: the image's entrypoint's. */
-export const OURS_DEFAULT_NODE_ARGS = imageEntrypointFlags();
+/**
+ * Node flags ours runs with: BENCH_OURS_NODE_ARGS="--expose-gc --trace-gc", else the image
+ * entrypoint's (as the image runs it).
+ */
+export const OURS_NODE_ARGS = process.env['BENCH_OURS_NODE_ARGS']?.split(' ').filter(Boolean) ?? imageEntrypointFlags();
+
+/**
+ * The V8 heap-sizing flags among ours' (`--max-semi-space-size=16`): the ceiling runs with them
+ * too, so that a ratio compares the code, not two heap configurations.
+ */
+export const CEILING_NODE_ARGS = OURS_NODE_ARGS.filter((flag) => /^--(max|min)-(semi|old)-space-size=/.test(flag));
 
 /**
  * Ours' environment in every part: BENCH_OURS_ENV="KEY=value …" (empty: none), else the image's
@@ -118,13 +131,14 @@ function environmentOf(pairs: string): Record<string, string> {
 export async function serve(script: string, options: ServeOptions = {}): Promise<Server> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const node = [...(options.nodeArgs ?? []), script];
-  const [command, args] = options.pin?.servers === undefined ? [SERVER_NODE, node] : ['taskset', ['-c', String(options.pin.servers), SERVER_NODE, ...node]];
+  const [pinned, pinnedArgs] = options.pin?.servers === undefined ? [SERVER_NODE, node] : ['taskset', ['-c', String(options.pin.servers), SERVER_NODE, ...node]];
+  const { command, args, release } = underLimit(SERVER_MEMORY_LIMIT, pinned, pinnedArgs);
   const child: ChildProcess = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SHUTDOWN_DELAY_MS: '0', ...options.env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  const exited = new Promise((r) => child.on('exit', r));
+  const exited = new Promise((r) => child.on('exit', r)).then(release);
   const url = `http://127.0.0.1:${port}`;
   const probe = script === 'dist/main.js' ? '/readyz' : '/';
   for (let i = 0; ; i++) {

@@ -10,7 +10,7 @@ import autocannon from 'autocannon';
 import { startNatsServer } from '../test/support/nats-server.js';
 import { appRequest, withLargeManagedFields } from './bodies.js';
 import { startLoadWadm } from './load-wadm.js';
-import { OURS_DEFAULT_NODE_ARGS, OURS_ENV, serve, settle, type Pinning } from './processes.js';
+import { CEILING_NODE_ARGS, OURS_NODE_ARGS, OURS_ENV, serve, settle, type Pinning } from './processes.js';
 
 const LARGE = process.env['BENCH_PROFILE_BODY'] === 'large';
 const REQUESTS = Number(process.env['BENCH_PROFILE_REQUESTS'] ?? (LARGE ? 1_000 : 100_000));
@@ -20,11 +20,11 @@ export async function profileSettled(pin: Pinning) {
   const wadm = await startLoadWadm({ servers: nats.url, hosts: true });
   const dirs = { ceiling: mkdtempSync(join(tmpdir(), 'bench-profile-ceiling-')), ours: mkdtempSync(join(tmpdir(), 'bench-profile-ours-')) };
   try {
-    const ours = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: nats.url }, pin, nodeArgs: [...OURS_DEFAULT_NODE_ARGS, '--cpu-prof', `--cpu-prof-dir=${dirs.ours}`] });
+    const ours = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: nats.url }, pin, nodeArgs: [...OURS_NODE_ARGS, '--cpu-prof', `--cpu-prof-dir=${dirs.ours}`] });
     const body = await settle(ours.url, LARGE ? withLargeManagedFields(appRequest(1)) : appRequest(0));
     await calls(ours.url, body);
     await ours.stop();
-    const ceiling = await serve('bench/ceiling-server.mjs', { pin, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dirs.ceiling}`] });
+    const ceiling = await serve('bench/ceiling-server.mjs', { pin, nodeArgs: [...CEILING_NODE_ARGS, '--cpu-prof', `--cpu-prof-dir=${dirs.ceiling}`] });
     await calls(ceiling.url, body);
     await ceiling.stop();
   } finally {

@@ -14,7 +14,7 @@ import { startWadm, wadmBinary } from '../test/support/wadm.js';
 import { appRequest, withLargeManagedFields } from './bodies.js';
 import { startLoadWadm } from './load-wadm.js';
 import { paced, type Paced } from './paced.js';
-import { OURS_DEFAULT_NODE_ARGS, OURS_ENV, SERVER_NODE, etagOf, metric, pinLoadGenerator, pool, post, serve, settle, type Pinning, type Server } from './processes.js';
+import { CEILING_NODE_ARGS, OURS_ENV, OURS_NODE_ARGS, SERVER_MEMORY_LIMIT, SERVER_NODE, etagOf, metric, pinLoadGenerator, pool, post, serve, settle, type Pinning, type Server } from './processes.js';
 import { profileSettled } from './profile.js';
 import { memoryProbe, mib, residentBytes, type ProbeReading } from './probe.js';
 import { formatSpread, interleave, load, ratios, round2, spread, type Load, type Round } from './rounds.js';
@@ -31,11 +31,6 @@ const COLD_APPS = setting('BENCH_COLD_APPS', 1000, 50);
 const CACHED_APPS = setting('BENCH_CACHED_APPS', 10_000, 2_000);
 /** How long the service rests after the resync pass before the memory is read again (no calls, as between Metacontroller's 60 s resyncs). */
 const REST_SECONDS = setting('BENCH_REST_SECONDS', 30, 5);
-/**
- * BENCH_OURS_NODE_ARGS="--cpu-prof --trace-gc": node flags for our service in the settled, cold and
- * memory parts, instead of the image entrypoint's (as the image runs it).
- */
-const OURS_NODE_ARGS = process.env['BENCH_OURS_NODE_ARGS']?.split(' ').filter(Boolean) ?? OURS_DEFAULT_NODE_ARGS;
 /** BENCH_ONLY=settled,memory: run only these parts (while working on one of them); `profile` runs only when named. */
 const runs = (part: string) => (process.env['BENCH_ONLY'] ?? part).split(',').includes(part);
 
@@ -46,6 +41,7 @@ async function main() {
     machine: machine(pin),
     settings: { quick: QUICK, rounds: ROUNDS, loadSeconds: DURATION, steadySeconds: STEADY_SECONDS, coldApps: COLD_APPS, cachedApps: CACHED_APPS },
   };
+  console.log(`pinning: ${pin.note}\nmemory limit of the measured servers: ${SERVER_MEMORY_LIMIT.note}`);
   if (runs('settled')) results['settled'] = await settled(pin);
   if (runs('cold')) results['cold'] = await cold();
   if (runs('memory')) results['memory'] = await memory();
@@ -62,7 +58,7 @@ async function main() {
 async function settled(pin: Pinning) {
   const nats = await startNatsServer({ jetstream: false });
   const wadm = await startLoadWadm({ servers: nats.url, hosts: true });
-  const ceiling = await serve('bench/ceiling-server.mjs', { pin });
+  const ceiling = await serve('bench/ceiling-server.mjs', { pin, nodeArgs: CEILING_NODE_ARGS });
   const ours = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: nats.url }, pin, nodeArgs: OURS_NODE_ARGS });
   let ceilingSameAnswer: Server | undefined;
   try {
@@ -71,7 +67,7 @@ async function settled(pin: Pinning) {
     const [smallEtag, largeEtag] = [await etagOf(ours.url, small), await etagOf(ours.url, large)];
     // The same bare Fastify answering ours' own 1.3 KiB answer instead of 29 bytes: the share of
     // the gap that is the answer's size (written by the server, read by the load generator).
-    ceilingSameAnswer = await serve('bench/ceiling-server.mjs', { pin, env: { CEILING_ANSWER: JSON.stringify(await post(ours.url, small)) } });
+    ceilingSameAnswer = await serve('bench/ceiling-server.mjs', { pin, nodeArgs: CEILING_NODE_ARGS, env: { CEILING_ANSWER: JSON.stringify(await post(ours.url, small)) } });
     const requestsBefore = wadm.count();
     const sameAnswer = ceilingSameAnswer;
     const loads = (body: string, etag: string) => ({
@@ -325,7 +321,7 @@ function machine(pin: Pinning) {
   const serverNode = SERVER_NODE === process.execPath ? process.version : execFileSync(SERVER_NODE, ['--version'], { encoding: 'utf8' }).trim();
   return {
     cpus: cpus().length, cpu: cpus()[0]?.model, memoryGiB: round2(totalmem() / 2 ** 30), node: process.version, platform: process.platform, pinning: pin, loadAverageAtStart: loadavg().map(round2),
-    servers: { node: serverNode, oursNodeArgs: OURS_NODE_ARGS, oursEnv: OURS_ENV },
+    servers: { node: serverNode, oursNodeArgs: OURS_NODE_ARGS, ceilingNodeArgs: CEILING_NODE_ARGS, oursEnv: OURS_ENV, memoryLimit: SERVER_MEMORY_LIMIT.note },
   };
 }
 
