@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import { defaultHookBytesInFlight } from '../src/service/build.js';
 import { loadConfig } from '../src/service/config.js';
 import { freePort } from './support/ports.js';
 
@@ -39,6 +40,7 @@ describe('configuration', () => {
       latticePolicyFile: undefined,
       latticePolicyStrict: false,
       maxConcurrentHooks: 64,
+      hookBytesInFlight: undefined,
       shutdownDelayMs: 3000,
       modelCacheTtlSeconds: 300,
       cacheEntries: 20000,
@@ -59,6 +61,18 @@ describe('configuration', () => {
     const result = loadConfig({ NATS_URL: 'nats://a:4222, tls://b:4222,c:4222' });
     assert.ok(result.ok);
     assert.deepEqual(result.config.natsServers, ['nats://a:4222', 'tls://b:4222', 'c:4222']);
+  });
+
+  it('bounds hook bodies in flight by HOOK_BYTES_IN_FLIGHT, else by an eighth of V8\'s heap limit', () => {
+    const set = loadConfig({ HOOK_BYTES_IN_FLIGHT: String(64 * 2 ** 20) });
+    assert.ok(set.ok);
+    assert.equal(set.config.hookBytesInFlight, 64 * 2 ** 20);
+    const tooSmall = loadConfig({ HOOK_BYTES_IN_FLIGHT: '4096' });
+    assert.ok(!tooSmall.ok);
+    assert.match(tooSmall.errors[0]!, /^HOOK_BYTES_IN_FLIGHT must be an integer from 1048576/);
+    // Under the Deployment's 512Mi, Node gives V8 a 259 MiB heap: two 16 MiB bodies at once, not four.
+    assert.equal(defaultHookBytesInFlight(259 * 2 ** 20), 259 * 2 ** 17);
+    assert.ok(defaultHookBytesInFlight() >= 2 ** 20);
   });
 
   it('reports every bad variable at once, each by name', () => {

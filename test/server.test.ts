@@ -10,8 +10,9 @@ import { MemoryLattice } from './support/memory-lattice.js';
 import { fixtureResource, hello, hookRequest } from './support/resources.js';
 import { TEST_EPOCH } from './support/clock.js';
 import { jsonLogSink } from './support/logs.js';
+import { until } from './support/wait.js';
 
-function build(t: TestContext, options: { lattice?: Lattice; ready?: boolean; bodyLimit?: number; maxConcurrentHooks?: number; now?: () => number; authorize?: (header: string | undefined) => boolean } = {}) {
+function build(t: TestContext, options: { lattice?: Lattice; ready?: boolean; bodyLimit?: number; maxConcurrentHooks?: number; hookBytesInFlight?: number; now?: () => number; authorize?: (header: string | undefined) => boolean } = {}) {
   const { sink, lines } = jsonLogSink();
   const lattice = options.lattice ?? new MemoryLattice();
   const metrics = new Metrics();
@@ -23,6 +24,7 @@ function build(t: TestContext, options: { lattice?: Lattice; ready?: boolean; bo
     isReady: () => options.ready ?? true,
     bodyLimit: options.bodyLimit ?? 16 * 1024 * 1024,
     maxConcurrentHooks: options.maxConcurrentHooks ?? 64,
+    ...(options.hookBytesInFlight ? { hookBytesInFlight: options.hookBytesInFlight } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.authorize ? { authorize: options.authorize } : {}),
   });
@@ -152,6 +154,46 @@ describe('a burst above capacity', () => {
     release();
     assert.deepEqual((await Promise.all(first)).map((r) => r.statusCode), [200, 200]);
     assert.equal((await send()).statusCode, 200, 'capacity comes back once calls finish');
+  });
+});
+
+describe('a burst of large bodies', () => {
+  /** The hello application's hook request, padded with an annotation to about `bytes` bytes. */
+  const padded = (name: string, bytes: number) => {
+    const resource = fixtureResource('hello.yaml');
+    resource.metadata.name = name;
+    const request = hookRequest(resource);
+    const size = JSON.stringify(request).length;
+    (request.parent.metadata as { annotations?: Record<string, string> }).annotations = { padding: 'x'.repeat(Math.max(0, bytes - size - 30)) };
+    return JSON.stringify(request);
+  };
+
+  it('is answered 429 with Retry-After above HOOK_BYTES_IN_FLIGHT, while smaller calls still fit', async (t) => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const memory = new MemoryLattice();
+    let waiting = 0;
+    const slow: Lattice = { perform: async (l, n, a) => (waiting++, await gate, memory.perform(l, n, a)) };
+    const { app, metrics } = build(t, { lattice: slow, hookBytesInFlight: 10_000 });
+    const send = (payload: string) => app.inject({ method: 'POST', url: '/sync', headers: { 'content-type': 'application/json' }, payload });
+    const [large, other, small] = [padded('large', 6_000), padded('other', 6_000), padded('small', 3_000)];
+    const first = send(large);
+    await until(() => waiting === 1, { what: () => 'the first call waits for wadm' });
+    const refused = await send(other);
+    const fits = send(small);
+    await until(() => waiting === 2, { what: () => 'the small call waits for wadm beside the first' }).finally(release);
+    assert.equal(refused.statusCode, 429);
+    assert.equal(refused.headers['retry-after'], '1');
+    assert.match(refused.json().message, /hook bodies in flight would exceed 10000 bytes \(HOOK_BYTES_IN_FLIGHT\)/);
+    assert.deepEqual((await Promise.all([first, fits])).map((r) => r.statusCode), [200, 200]);
+    assert.equal((await send(other)).statusCode, 200, 'the bytes come back once calls finish');
+    assert.match(await metrics.registry.metrics(), /hook_requests_total\{hook="sync",code="429"\} 1/);
+  });
+
+  it('lets one call in alone, however large, up to the body limit', async (t) => {
+    const { app } = build(t, { hookBytesInFlight: 1_000 });
+    const res = await app.inject({ method: 'POST', url: '/sync', headers: { 'content-type': 'application/json' }, payload: padded('large', 6_000) });
+    assert.equal(res.statusCode, 200);
   });
 });
 

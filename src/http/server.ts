@@ -9,14 +9,8 @@ import type { Metrics } from '../service/metrics.js';
 import { HookRequestSchema, type HookRequest } from '../schema/hook.js';
 import { compile } from '../schema/validator.js';
 import { describeFrameworkError, errorBody, rejectionRecorder } from './rejections.js';
+import { hookGate, type Refuse } from './hook-gate.js';
 import { requestLoggerFactory } from './request-logger.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Counted in the hook gate's calls in flight. */
-    admitted: boolean;
-  }
-}
 
 export interface ServerDeps {
   hooks: Hooks;
@@ -28,6 +22,8 @@ export interface ServerDeps {
   bodyLimit: number;
   /** Hook calls handled at once; more get 429 with Retry-After. */
   maxConcurrentHooks: number;
+  /** Bytes of hook bodies handled at once (Content-Length); above, 429 unless none is in flight. Absent: no such bound. */
+  hookBytesInFlight?: number;
   /** Checks the Authorization header of hook calls; absent: hooks are open (see SECURITY.md). */
   authorize?: Authorize;
   /** Serve HTTPS with this key and certificate (PEM). */
@@ -71,6 +67,7 @@ export function buildServer(deps: ServerDeps) {
 
   // A field every request has from the start (one shape for all), cheaper than a WeakSet of them.
   app.decorateRequest('admitted', false);
+  app.decorateRequest('admittedBytes', 0);
   const gate = hookGate(deps, refuse, closing);
   for (const hook of ['sync', 'finalize'] as const) {
     app.post(HOOK_PATHS[hook], { onRequest: gate.admit, onResponse: gate.release, onRequestAbort: gate.releaseAborted }, (request, reply) =>
@@ -106,53 +103,10 @@ export function buildServer(deps: ServerDeps) {
   return app;
 }
 
-type Refuse = (request: FastifyRequest, reply: FastifyReply, status: number, message: string) => FastifyReply;
-
 /** The hook a URL names (query strings aside), or undefined for every other path. */
 function hookAt(url: string): HookName | undefined {
   const path = url.split('?')[0];
   return (Object.keys(HOOK_PATHS) as HookName[]).find((hook) => HOOK_PATHS[hook] === path);
-}
-
-/**
- * Runs before the body is read, so that an unauthenticated or surplus caller costs no parsing
- * of a 16 MiB body. Probes and /metrics stay open for the kubelet and Prometheus.
- */
-function hookGate(deps: ServerDeps, refuse: Refuse, closing: { now: boolean }) {
-  let inFlight = 0;
-  const leave = (request: FastifyRequest) => {
-    if (request.admitted) {
-      request.admitted = false;
-      inFlight--;
-    }
-  };
-  return {
-    // Fastify's callback form (an async hook costs a promise per call); refusing ends the call
-    // here: the callback is not called.
-    admit(request: FastifyRequest, reply: FastifyReply, done: () => void) {
-      // Calls on kept-alive connections still arrive while the server closes.
-      if (closing.now) return void refuse(request, reply.header('connection', 'close'), 503, 'the service is shutting down; retry');
-      if (deps.authorize && !deps.authorize(request.headers.authorization)) {
-        return void refuse(request, reply.header('www-authenticate', 'Bearer'), 401, 'missing or wrong bearer token');
-      }
-      if (inFlight >= deps.maxConcurrentHooks) {
-        // Metacontroller requeues after Retry-After; without it, it retries at once (a hot loop).
-        return void refuse(request, reply.header('retry-after', '1'), 429, 'too many hook calls in flight; retry');
-      }
-      inFlight++;
-      request.admitted = true;
-      done();
-    },
-    // onResponse and onRequestAbort (which has no reply): whichever comes first frees the place.
-    release(request: FastifyRequest, _reply: FastifyReply, done: () => void) {
-      leave(request);
-      done();
-    },
-    releaseAborted(request: FastifyRequest, done: () => void) {
-      leave(request);
-      done();
-    },
-  };
 }
 
 /** Answers a hook call; a settled answer from memory is sent at once, without a promise. */

@@ -1,5 +1,6 @@
 // Wires the service from its configuration: NATS link, the lattice layer, hooks, metrics and the
 // HTTP app. src/main.ts runs it as a process; tests run it in-process against real servers.
+import { getHeapStatistics } from 'node:v8';
 import type { Logger } from 'pino';
 import { bearerAuthorizer } from '../http/auth.js';
 import type { Config } from './config.js';
@@ -74,6 +75,7 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
     isReady: () => !stopping && link.isConnected(),
     bodyLimit: config.bodyLimitBytes,
     maxConcurrentHooks: config.maxConcurrentHooks,
+    hookBytesInFlight: config.hookBytesInFlight ?? defaultHookBytesInFlight(),
     ...(files.token ? { authorize: bearerAuthorizer(() => files.token!.current()) } : {}),
     ...(files.tls ? { https: files.tls.current() } : {}),
   });
@@ -112,4 +114,13 @@ function reclaimAfterBursts(deps: ReclaimDeps | undefined, metrics: Metrics, log
     logger.debug({ rssBeforeBytes: reclaimed.before, rssAfterBytes: reclaimed.after }, 'calls stopped: memory of the burst given back');
   }, RECLAIM_CHECK_MS).unref();
   return { noteCall: () => reclaimer.noteCall(), stop: () => clearInterval(timer) };
+}
+
+/**
+ * HOOK_BYTES_IN_FLIGHT unset: an eighth of V8's heap limit, which Node sizes from the container's
+ * memory limit (259 MiB under the Deployment's 512Mi: ~32 MiB, two 16 MiB bodies at once; four
+ * exhausted the heap).
+ */
+export function defaultHookBytesInFlight(heapLimit = getHeapStatistics().heap_size_limit): number {
+  return Math.floor(heapLimit / 8);
 }

@@ -27,6 +27,8 @@ export interface Config {
   latticePolicyFile: string | undefined;
   latticePolicyStrict: boolean;
   maxConcurrentHooks: number;
+  /** Undefined: an eighth of V8's heap limit (build.ts). */
+  hookBytesInFlight: number | undefined;
   shutdownDelayMs: number;
   modelCacheTtlSeconds: number;
   cacheEntries: number;
@@ -173,6 +175,14 @@ export const VARIABLES = {
     default: '64',
     description: 'Hook calls handled at once; more are answered 429 with Retry-After, which Metacontroller honours.',
     parse: integer(1, 10_000),
+  },
+  hookBytesInFlight: {
+    key: 'hookBytesInFlight',
+    env: 'HOOK_BYTES_IN_FLIGHT',
+    default: '',
+    description:
+      "Bytes of hook request bodies handled at once (each call's Content-Length); a call that would go above is answered 429 with Retry-After, unless no other is in flight. A parsed body takes several times its size in V8's heap, and Node sizes that heap from the container's memory limit (256 MiB under 512Mi): unset, an eighth of the heap limit (~32 MiB there), so that a burst of large bodies is slowed down instead of crashing the process.",
+    parse: (raw) => (raw === '' ? undefined : integer(1024 * 1024, 16 * 1024 * 1024 * 1024)(raw)),
   },
   shutdownDelayMs: {
     key: 'shutdownDelayMs',

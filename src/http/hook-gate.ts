@@ -1,0 +1,80 @@
+// The hook gate: what a hook call must pass before its body is read — the server still open, the
+// bearer token, and room among the calls and the bytes in flight.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Authorize } from './auth.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Counted in the hook gate's calls in flight. */
+    admitted: boolean;
+    /** What it counts for in the hook gate's bytes in flight. */
+    admittedBytes: number;
+  }
+}
+
+export type Refuse = (request: FastifyRequest, reply: FastifyReply, status: number, message: string) => FastifyReply;
+
+export interface GateDeps {
+  maxConcurrentHooks: number;
+  hookBytesInFlight?: number;
+  bodyLimit: number;
+  authorize?: Authorize;
+}
+
+/**
+ * Runs before the body is read, so that an unauthenticated or surplus caller costs no parsing
+ * of a 16 MiB body. Probes and /metrics stay open for the kubelet and Prometheus.
+ */
+export function hookGate(deps: GateDeps, refuse: Refuse, closing: { now: boolean }) {
+  let inFlight = 0;
+  let bytesInFlight = 0;
+  const bytesBound = deps.hookBytesInFlight ?? Infinity;
+  const leave = (request: FastifyRequest) => {
+    if (request.admitted) {
+      request.admitted = false;
+      inFlight--;
+      bytesInFlight -= request.admittedBytes;
+    }
+  };
+  return {
+    // Fastify's callback form (an async hook costs a promise per call); refusing ends the call
+    // here: the callback is not called.
+    admit(request: FastifyRequest, reply: FastifyReply, done: () => void) {
+      // Calls on kept-alive connections still arrive while the server closes.
+      if (closing.now) return void refuse(request, reply.header('connection', 'close'), 503, 'the service is shutting down; retry');
+      if (deps.authorize && !deps.authorize(request.headers.authorization)) {
+        return void refuse(request, reply.header('www-authenticate', 'Bearer'), 401, 'missing or wrong bearer token');
+      }
+      if (inFlight >= deps.maxConcurrentHooks) {
+        // Metacontroller requeues after Retry-After; without it, it retries at once (a hot loop).
+        return void refuse(request, reply.header('retry-after', '1'), 429, 'too many hook calls in flight; retry');
+      }
+      // A parsed body takes several times its size in the heap: a burst of large ones waits its
+      // turn rather than exhaust the heap. One call alone always passes (up to the body limit).
+      const bytes = declaredBytes(request.headers['content-length'], deps.bodyLimit);
+      if (inFlight > 0 && bytesInFlight + bytes > bytesBound) {
+        return void refuse(request, reply.header('retry-after', '1'), 429, `hook bodies in flight would exceed ${bytesBound} bytes (HOOK_BYTES_IN_FLIGHT); retry`);
+      }
+      inFlight++;
+      bytesInFlight += bytes;
+      request.admitted = true;
+      request.admittedBytes = bytes;
+      done();
+    },
+    // onResponse and onRequestAbort (which has no reply): whichever comes first frees the place.
+    release(request: FastifyRequest, _reply: FastifyReply, done: () => void) {
+      leave(request);
+      done();
+    },
+    releaseAborted(request: FastifyRequest, done: () => void) {
+      leave(request);
+      done();
+    },
+  };
+}
+
+/** What a body will take, before it is read: its Content-Length, or the body limit without one (chunked). */
+export function declaredBytes(contentLength: string | undefined, bodyLimit: number): number {
+  const declared = contentLength !== undefined && /^\d+$/.test(contentLength) ? Number(contentLength) : bodyLimit;
+  return Math.min(declared, bodyLimit);
+}
