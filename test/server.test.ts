@@ -5,6 +5,7 @@ import { createHooks, type Lattice } from '../src/http/hooks.js';
 import { createLogger } from '../src/service/logger.js';
 import { Metrics } from '../src/service/metrics.js';
 import { buildServer } from '../src/http/server.js';
+import { declaredBytes } from '../src/http/hook-gate.js';
 import { defaultOnly } from '../src/core/tenancy.js';
 import { MemoryLattice } from './support/memory-lattice.js';
 import { fixtureResource, hello, hookRequest } from './support/resources.js';
@@ -188,6 +189,13 @@ describe('a burst of large bodies', () => {
     assert.deepEqual((await Promise.all([first, fits])).map((r) => r.statusCode), [200, 200]);
     assert.equal((await send(other)).statusCode, 200, 'the bytes come back once calls finish');
     assert.match(await metrics.registry.metrics(), /hook_requests_total\{hook="sync",code="429"\} 1/);
+  });
+
+  it('counts a call by its Content-Length, or as the body limit when it has none (chunked)', () => {
+    assert.equal(declaredBytes('2600', 1024 * 1024), 2600);
+    assert.equal(declaredBytes(undefined, 1024 * 1024), 1024 * 1024);
+    assert.equal(declaredBytes('99999999999', 1024 * 1024), 1024 * 1024, 'above the limit it is refused 413 anyway');
+    assert.equal(declaredBytes('12, 12', 1024 * 1024), 1024 * 1024);
   });
 
   it('lets one call in alone, however large, up to the body limit', async (t) => {

@@ -73,8 +73,11 @@ export function hookGate(deps: GateDeps, refuse: Refuse, closing: { now: boolean
   };
 }
 
+/** Hoisted: a regular expression literal is a new object at every evaluation, on every call. */
+const DIGITS = /^\d+$/;
+
 /** What a body will take, before it is read: its Content-Length, or the body limit without one (chunked). */
 export function declaredBytes(contentLength: string | undefined, bodyLimit: number): number {
-  const declared = contentLength !== undefined && /^\d+$/.test(contentLength) ? Number(contentLength) : bodyLimit;
+  const declared = contentLength !== undefined && DIGITS.test(contentLength) ? Number(contentLength) : bodyLimit;
   return Math.min(declared, bodyLimit);
 }
