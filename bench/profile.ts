@@ -1,16 +1,18 @@
 // BENCH_ONLY=profile: where ours spends more per settled call than the ceiling. Both servers run
 // under `node --cpu-prof`, each gets the same REQUESTS calls (ours on an application it has
 // settled, plain; BENCH_PROFILE_BODY=large: the 1.3 MiB body), and bench/profile-diff.mjs compares
-// the two profiles per request.
+// the two profiles per request. Over the same calls, bench/allocation-probe.mjs counts what each
+// allocated on V8's heap and what its collections cost, per call.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { startNatsServer } from '../test/support/nats-server.js';
 import { appRequest, withLargeManagedFields } from './bodies.js';
 import { startLoadWadm } from './load-wadm.js';
-import { CEILING_NODE_ARGS, OURS_NODE_ARGS, OURS_ENV, serve, settle, type Pinning } from './processes.js';
+import { until } from '../test/support/wait.js';
+import { CEILING_NODE_ARGS, OURS_NODE_ARGS, OURS_ENV, serve, settle, type Pinning, type Server } from './processes.js';
 
 const LARGE = process.env['BENCH_PROFILE_BODY'] === 'large';
 const REQUESTS = Number(process.env['BENCH_PROFILE_REQUESTS'] ?? (LARGE ? 1_000 : 100_000));
@@ -19,24 +21,62 @@ export async function profileSettled(pin: Pinning) {
   const nats = await startNatsServer({ jetstream: false });
   const wadm = await startLoadWadm({ servers: nats.url, hosts: true });
   const dirs = { ceiling: mkdtempSync(join(tmpdir(), 'bench-profile-ceiling-')), ours: mkdtempSync(join(tmpdir(), 'bench-profile-ours-')) };
+  const allocation: Record<'ceiling' | 'ours', Allocation | undefined> = { ceiling: undefined, ours: undefined };
   try {
-    const ours = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: nats.url }, pin, nodeArgs: [...OURS_NODE_ARGS, '--cpu-prof', `--cpu-prof-dir=${dirs.ours}`] });
+    const ours = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: nats.url, ...probe(dirs.ours) }, pin, nodeArgs: [...OURS_NODE_ARGS, ...profiled(dirs.ours)] });
     const body = await settle(ours.url, LARGE ? withLargeManagedFields(appRequest(1)) : appRequest(0));
-    await calls(ours.url, body);
+    allocation.ours = await calls(ours, body, dirs.ours);
     await ours.stop();
-    const ceiling = await serve('bench/ceiling-server.mjs', { pin, nodeArgs: [...CEILING_NODE_ARGS, '--cpu-prof', `--cpu-prof-dir=${dirs.ceiling}`] });
-    await calls(ceiling.url, body);
+    const ceiling = await serve('bench/ceiling-server.mjs', { pin, env: probe(dirs.ceiling), nodeArgs: [...CEILING_NODE_ARGS, ...profiled(dirs.ceiling)] });
+    allocation.ceiling = await calls(ceiling, body, dirs.ceiling);
     await ceiling.stop();
   } finally {
     await wadm.stop();
     await nats.dispose();
   }
-  const [ceiling, ours] = [dirs.ceiling, dirs.ours].map((dir) => join(dir, readdirSync(dir)[0]!));
+  const [ceiling, ours] = [dirs.ceiling, dirs.ours].map((dir) => join(dir, readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))!));
   const diff = execFileSync(process.execPath, [resolve(import.meta.dirname, 'profile-diff.mjs'), ceiling!, ours!, String(REQUESTS)], { encoding: 'utf8' });
   console.log(`\nCPU profiles of ${REQUESTS} settled ${LARGE ? 'large' : 'small'}-body calls (plain):\n${diff}`);
-  return { requests: REQUESTS, body: LARGE ? 'large' : 'small', ceiling, ours };
+  for (const [name, a] of Object.entries(allocation)) {
+    console.log(`  ${name.padEnd(8)} allocated ${a!.kibPerCall} KiB per call; ${a!.collectionsPer1000} collections per 1,000 calls (${JSON.stringify(a!.collections)}), ${a!.gcMicrosPerCall} µs in them per call`);
+  }
+  return { requests: REQUESTS, body: LARGE ? 'large' : 'small', ceiling, ours, allocation };
 }
 
-async function calls(url: string, body: string): Promise<void> {
-  await autocannon({ url: `${url}/sync`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: 10, amount: REQUESTS });
+interface Allocation {
+  kibPerCall: number;
+  collectionsPer1000: number;
+  collections: Record<string, number>;
+  gcMicrosPerCall: number;
+}
+
+const ALLOCATION_PROBE = resolve(import.meta.dirname, 'allocation-probe.mjs');
+const profiled = (dir: string) => ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import', ALLOCATION_PROBE];
+const probe = (dir: string) => ({ BENCH_ALLOCATION_FILE: join(dir, 'allocation.json') });
+
+/** REQUESTS calls, between the two signals that start and end the allocation probe's count. */
+async function calls(server: Server, body: string, dir: string): Promise<Allocation> {
+  process.kill(server.pid, 'SIGUSR2');
+  await autocannon({ url: `${server.url}/sync`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: 10, amount: REQUESTS });
+  process.kill(server.pid, 'SIGUSR2');
+  const file = probe(dir).BENCH_ALLOCATION_FILE;
+  const written = await until(() => probeReading(file));
+  const round = (n: number) => Math.round(n * 100) / 100;
+  const total = Object.values(written.collections).reduce((sum, n) => sum + n, 0);
+  return { kibPerCall: round(written.allocatedBytes / REQUESTS / 1024), collectionsPer1000: round((total / REQUESTS) * 1000), collections: written.collections, gcMicrosPerCall: round(written.gcMicros / REQUESTS) };
+}
+
+interface ProbeReading {
+  allocatedBytes: number;
+  collections: Record<string, number>;
+  gcMicros: number;
+}
+
+/** The probe's reading once it is written whole. */
+function probeReading(file: string): ProbeReading | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as ProbeReading;
+  } catch {
+    return undefined;
+  }
 }
