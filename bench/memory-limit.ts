@@ -3,7 +3,7 @@
 // a server on a 24 GiB machine without one keeps a young generation and grows an old one that no
 // pod of ours ever has. Each server gets a memory cgroup of its own below the bench's, where the
 // machine lets us create one (cgroup v1's memory controller, or v2 with it delegated).
-import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import yaml from 'js-yaml';
 
@@ -36,6 +36,7 @@ export function memoryLimit(setting = process.env['BENCH_MEMORY_LIMIT']): Memory
   const bytes = bytesOf(quantity);
   try {
     placement = findPlacement();
+    removeLeftovers(placement.parent);
     rmdirSync(createCgroup(bytes));
     return { bytes, note: `${quantity} (${source}), each measured server in a memory cgroup of its own` };
   } catch (error) {
@@ -57,6 +58,19 @@ export function underLimit(limit: MemoryLimit, command: string, args: string[]):
     args: ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, command, ...args],
     release: () => rmdirSync(cgroup),
   };
+}
+
+/** The cgroups of a bench that was killed before its servers exited (empty by now: rmdir takes only those). */
+function removeLeftovers(parent: string): void {
+  for (const name of readdirSync(parent)) {
+    const pid = /^wcm-bench-(\d+)-\d+$/.exec(name)?.[1];
+    if (pid === undefined || pid === String(process.pid) || existsSync(`/proc/${pid}`)) continue;
+    try {
+      rmdirSync(`${parent}/${name}`);
+    } catch {
+      // Still holds a process (a server the killed bench left running): left alone.
+    }
+  }
 }
 
 function createCgroup(bytes: number): string {
