@@ -10,8 +10,8 @@ import yaml from 'js-yaml';
 const ROOT = resolve(import.meta.dirname, '..');
 
 export interface MemoryLimit {
-  /** The limit in bytes, when servers run under it. */
-  bytes?: number;
+  /** The limit in bytes and the cgroup the servers' cgroups go below, when servers run under it. */
+  under?: { bytes: number; placement: Placement };
   /** Where the limit comes from, or why servers run without one. */
   note: string;
 }
@@ -23,7 +23,6 @@ export interface Placement {
   limitFile: string;
 }
 
-let placement: Placement | undefined;
 let serial = 0;
 
 /**
@@ -35,12 +34,11 @@ export function memoryLimit(setting = process.env['BENCH_MEMORY_LIMIT']): Memory
   const [quantity, source] = setting ? [setting, 'BENCH_MEMORY_LIMIT'] : [deploymentMemoryLimit(), 'the Deployment\'s limits.memory'];
   const bytes = bytesOf(quantity);
   try {
-    placement = findPlacement();
+    const placement = findPlacement();
     removeLeftovers(placement.parent);
-    rmdirSync(createCgroup(bytes));
-    return { bytes, note: `${quantity} (${source}), each measured server in a memory cgroup of its own` };
+    rmdirSync(createCgroup(placement, bytes));
+    return { under: { bytes, placement }, note: `${quantity} (${source}), each measured server in a memory cgroup of its own` };
   } catch (error) {
-    placement = undefined;
     return { note: `none: this machine does not let the bench create a memory cgroup (${(error as Error).message})` };
   }
 }
@@ -51,8 +49,8 @@ export function memoryLimit(setting = process.env['BENCH_MEMORY_LIMIT']): Memory
  * the cgroup and then execs, so the pid the bench reads CPU time from is the server's.
  */
 export function underLimit(limit: MemoryLimit, command: string, args: string[]): { command: string; args: string[]; release(): void } {
-  if (limit.bytes === undefined || !placement) return { command, args, release: () => undefined };
-  const cgroup = createCgroup(limit.bytes);
+  if (!limit.under) return { command, args, release: () => undefined };
+  const cgroup = createCgroup(limit.under.placement, limit.under.bytes);
   return {
     command: 'sh',
     args: ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, command, ...args],
@@ -73,8 +71,7 @@ function removeLeftovers(parent: string): void {
   }
 }
 
-function createCgroup(bytes: number): string {
-  const { parent, limitFile } = placement!;
+function createCgroup({ parent, limitFile }: Placement, bytes: number): string {
   const cgroup = `${parent}/wcm-bench-${process.pid}-${serial++}`;
   mkdirSync(cgroup);
   try {

@@ -3,7 +3,7 @@
 // command): reads the command line and the configuration once, then either runs a CLI command or
 // builds the service and owns the process — listening, signals and exit codes.
 import { parseCommandLine, USAGE } from './cli/index.js';
-import { createService, defaultHookBytesInFlight, type Service } from './service/build.js';
+import { createService, hookBytesInFlight, type Service } from './service/build.js';
 import { runtimeReclaimDeps } from './service/memory-reclaim.js';
 import { loadConfig, type Config } from './service/config.js';
 import { createLogger } from './service/logger.js';
@@ -38,8 +38,7 @@ async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
   // memoryReclaim: whether node runs with --expose-gc, as the image does (src/service/memory-reclaim.ts).
   // hookBytesInFlight: the bound on hook bodies in flight, derived from V8's heap limit unless set.
-  const hookBytesInFlight = config.hookBytesInFlight ?? defaultHookBytesInFlight();
-  logger.info({ version: VERSION, node: process.version, memoryReclaim: runtimeReclaimDeps() !== undefined, hookBytesInFlight }, `starting ${NAME} ${VERSION}`);
+  logger.info({ version: VERSION, node: process.version, memoryReclaim: runtimeReclaimDeps() !== undefined, hookBytesInFlight: hookBytesInFlight(config) }, `starting ${NAME} ${VERSION}`);
   let service: Service;
   try {
     service = createService(config, logger);

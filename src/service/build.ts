@@ -75,7 +75,7 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
     isReady: () => !stopping && link.isConnected(),
     bodyLimit: config.bodyLimitBytes,
     maxConcurrentHooks: config.maxConcurrentHooks,
-    hookBytesInFlight: config.hookBytesInFlight ?? defaultHookBytesInFlight(),
+    hookBytesInFlight: hookBytesInFlight(config),
     ...(files.token ? { authorize: bearerAuthorizer(() => files.token!.current()) } : {}),
     ...(files.tls ? { https: files.tls.current() } : {}),
   });
@@ -121,6 +121,11 @@ function reclaimAfterBursts(deps: ReclaimDeps | undefined, metrics: Metrics, log
  * memory limit (259 MiB under the Deployment's 512Mi: ~32 MiB, two 16 MiB bodies at once; four
  * exhausted the heap).
  */
+/** The bound on hook bodies in flight this service runs with: HOOK_BYTES_IN_FLIGHT, else the default. */
+export function hookBytesInFlight(config: Config): number {
+  return config.hookBytesInFlight ?? defaultHookBytesInFlight();
+}
+
 export function defaultHookBytesInFlight(heapLimit = getHeapStatistics().heap_size_limit): number {
   return Math.floor(heapLimit / 8);
 }
