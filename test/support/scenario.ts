@@ -60,12 +60,14 @@ export async function startScenario(env: Record<string, string> = {}, options: S
       // wadm 0.21.1 and the simulated hosts do not all come back whole from a NATS restart
       // (status-trust.test.ts): the hosts are replaced. Each old one says host_stopped on the restarted
       // server, and wadm takes that in, before anything else: a host that merely vanished stays in
-      // wadm's store, commanded and counted, until its reaper drops it ~70 s later.
+      // wadm's store, commanded and counted, until its reaper drops it ~70 s later. Taken in is not
+      // enough: wadm must hold no host but the new ones (wadm-ready.ts, untilWadmHoldsOnly).
       await until(() => sim.reconnectCount > reconnectsBefore, { what: 'the simulated hosts reconnected' });
       await sim.stop();
-      await wadm.untilEventsTaken(LATTICE);
+      await wadm.untilHoldsOnly(LATTICE, []);
       await wadm.startWadm();
       sim = await lattice();
+      await wadm.untilHoldsOnly(LATTICE, sim.hosts.map((host) => host.id));
     },
     async stop() {
       for (const cleanup of cleanups.reverse()) await cleanup();

@@ -5,7 +5,7 @@
 // is lost after wadm acted, wadm's storage-error reply, a refusal, or a request held until the
 // test releases it (a slow wadm, a timeout, a race). Everything else is the real wadm's behaviour.
 import { connect, type Msg, type NatsConnection, type Subscription } from 'nats';
-import { untilWadmTookEvents } from './host-sim/wadm-ready.js';
+import { untilWadmHoldsOnly } from './host-sim/wadm-ready.js';
 import { until } from './wait.js';
 import { startWadm, type WadmProcess } from './wadm.js';
 
@@ -118,9 +118,9 @@ export class WadmRelay {
     await jsm.streams.purge(STATUS_STREAM, { filter: `wadm.status.${lattice}.*` });
   }
 
-  /** Resolves once wadm has taken in every event of the lattice published so far (wadm-ready.ts). */
-  untilEventsTaken(lattice: string): Promise<void> {
-    return untilWadmTookEvents(this.nc, lattice);
+  /** Resolves once wadm's store holds no host of the lattice but these (wadm-ready.ts). */
+  untilHoldsOnly(lattice: string, hostIds: string[]): Promise<void> {
+    return untilWadmHoldsOnly(this.nc, lattice, hostIds);
   }
 
   /** Starts the real wadm behind the relay (again, after a stop); its store stays if it is in files. */

@@ -47,11 +47,7 @@ export class EventPacer {
     try {
       for (let event = this.queue.shift(); event; event = this.queue.shift()) {
         if (this.nc.isClosed() || this.nc.isDraining()) break;
-        const envelope = {
-          specversion: '1.0', id: randomUUID(), type: `com.wasmcloud.lattice.${event.type}`, source: event.source,
-          datacontenttype: 'application/json', time: new Date().toISOString(), data: event.data,
-        };
-        this.nc.publish(`wasmbus.evt.${this.lattice}.${event.type}`, json.encode(envelope));
+        publishEvent(this.nc, this.lattice, event);
         this.published.push(event);
         // Also after the last one: the next event, whenever it comes, keeps the spacing.
         await new Promise((resolve) => setTimeout(resolve, this.spacingMs));
@@ -60,4 +56,13 @@ export class EventPacer {
       this.busy = false;
     }
   }
+}
+
+/** One event on the lattice's subject, as a host publishes it. */
+export function publishEvent(nc: NatsConnection, lattice: string, { type, source, data }: PublishedEvent): void {
+  const envelope = {
+    specversion: '1.0', id: randomUUID(), type: `com.wasmcloud.lattice.${type}`, source,
+    datacontenttype: 'application/json', time: new Date().toISOString(), data,
+  };
+  nc.publish(`wasmbus.evt.${lattice}.${type}`, json.encode(envelope));
 }
