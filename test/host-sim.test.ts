@@ -5,8 +5,10 @@
 import { after, before, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import yaml from 'js-yaml';
-import { connect, headers, JSONCodec, type NatsConnection, type Subscription } from 'nats';
+import { connect, headers, JSONCodec, nkeys, type NatsConnection, type Subscription } from 'nats';
 import { startLattice, WADM_STALL_TOLERANT_MS, type CtlRequest, type LatticeOptions, type SimulatedLattice } from './support/host-sim.js';
+import { publishEvent } from './support/host-sim/events.js';
+import { untilWadmHoldsOnly } from './support/host-sim/wadm-ready.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { fixtureText } from './support/resources.js';
 import { startWadm, type WadmProcess } from './support/wadm.js';
@@ -42,6 +44,13 @@ async function openLattice(t: TestContext, lattice: string, options: Partial<Lat
   const sim = await startLattice({ servers: nats.url, lattice, heartbeatMs: 500, waitForWadm: true, ...options });
   t.after(() => sim.stop());
   return sim;
+}
+
+/** The ids of the hosts wadm's store holds for a lattice (its KV bucket `wadm_state`, key `host_{lattice}`). */
+async function heldHosts(lattice: string): Promise<string[]> {
+  const kv = await nc.jetstream().views.kv('wadm_state', { bindOnly: true });
+  const entry = await kv.get(`host_${lattice}`);
+  return entry && entry.length > 0 ? Object.keys(entry.json<Record<string, unknown>>()).sort() : [];
 }
 
 /** wadm's API for one lattice, spoken directly over NATS as the Rust client does. */
@@ -272,6 +281,18 @@ describe('simulated wasmCloud hosts driven by the real wadm 0.21.1', () => {
     assert.deepEqual(commands(sim.requests().slice(sent)), ['component.scale', 'link.del', 'config.del', 'provider.stop']);
     assert.deepEqual([sim.components(), sim.providers(), sim.links(), sim.config()], [[], [], [], {}]);
     assert.equal(sim.events().filter((e) => e.type === 'component_scaled').at(-1)?.data['max_instances'], 0);
+  });
+
+  it('a host wadm holds that is not live is told to stop until wadm holds only the live ones (what a NATS restart needs)', async (t) => {
+    const sim = await openLattice(t, 'ghost');
+    const live = sim.hosts.map((h) => h.id);
+    const ghost = nkeys.createServer().getPublicKey();
+    // What wadm held after some NATS restarts: a host long gone, as its host_started left it.
+    publishEvent(nc, 'ghost', { type: 'host_started', source: ghost, data: { friendly_name: 'ghost', labels: {}, uptime_seconds: 0, version: '1.9.2' } });
+    await until(async () => (await heldHosts('ghost')).includes(ghost), WADM_STALL_TOLERANT_MS);
+
+    await untilWadmHoldsOnly(nc, 'ghost', live);
+    assert.deepEqual(await heldHosts('ghost'), live);
   });
 
   it('answers a missing config, a link to missing config and a request wadm never sends as a real host does', async (t) => {
