@@ -19,15 +19,19 @@ COPY package.json package-lock.json ./
 # platform package, an optional dependency npm installs anyway, is in place).
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/build.mjs ./scripts/
+COPY scripts/build.mjs scripts/runtime-modules.mjs ./scripts/
 COPY src ./src
 RUN npm run build
 
-# The production dependencies only, installed from the same lockfile.
+# The production dependencies, installed from the same lockfile; of them, /runtime keeps only what
+# the bundle loads from node_modules at run time (pino, pino-pretty and their dependencies): the
+# rest is inside dist/main.js already (scripts/runtime-modules.mjs).
 FROM ${NODE_IMAGE} AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+COPY scripts/runtime-modules.mjs ./scripts/
+RUN node scripts/runtime-modules.mjs /app /runtime
 
 # jemalloc, Debian's build, preloaded in the runtime: glibc's malloc keeps what a burst of first
 # syncs frees as holes in its heap (~20 MiB after 10,000 applications), which jemalloc's background
@@ -38,11 +42,11 @@ RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 \
  && mkdir -p /out && cp "$(dpkg -L libjemalloc2 | grep '/libjemalloc\.so\.2$')" /usr/share/doc/libjemalloc2/copyright /out/ \
  && rm -rf /var/lib/apt/lists/*
 
-# The runtime: the bundle, production node_modules (pino, which the bundle leaves out: its
-# transports load files of their own) and package.json ("type": "module").
+# The runtime: the bundle, the node_modules it loads at run time (pino, which the bundle leaves
+# out: its transports load files of their own) and package.json ("type": "module").
 FROM ${RUNTIME_IMAGE}
 WORKDIR /app
-COPY --from=production-dependencies /app/node_modules ./node_modules
+COPY --from=production-dependencies /runtime/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY --from=allocator /out/libjemalloc.so.2 /usr/local/lib/libjemalloc.so.2

@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { RUNTIME_PACKAGES } from './runtime-modules.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -35,8 +36,8 @@ await build({
   minifySyntax: true,
   sourcemap: 'linked',
   sourcesContent: false,
-  // pino starts its transports (pino-pretty) as worker threads from files of its own package.
-  external: ['pino', 'pino-pretty'],
+  // The packages that must stay files in node_modules (scripts/runtime-modules.mjs says why).
+  external: RUNTIME_PACKAGES,
   // The CommonJS libraries in the bundle call require() for Node's own modules.
   banner: { js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);" },
   // src/service/version.ts reads package.json when run from source; the bundle carries the version.

@@ -282,12 +282,14 @@ describe('the Dockerfile', () => {
     assert.equal(final.name, undefined);
   });
 
-  it('copies only dist/, the production node_modules, package.json and jemalloc with its licence into the final stage, which runs no command at build time', () => {
+  it('copies only dist/, the node_modules the bundle loads, package.json and jemalloc with its licence into the final stage, which runs no command at build time', () => {
     const { stages, final } = dockerfile();
     const [build, deps, allocator] = stages;
+    // scripts/runtime-modules.mjs lays out /runtime from the production install (test/runtime-modules.test.ts).
+    assert.ok(runs(deps!).includes('RUN node scripts/runtime-modules.mjs /app /runtime'));
     const copies = final.lines.filter((l) => l.startsWith('COPY '));
     assert.deepEqual(copies, [
-      `COPY --from=${deps!.name} /app/node_modules ./node_modules`,
+      `COPY --from=${deps!.name} /runtime/node_modules ./node_modules`,
       `COPY --from=${build!.name} /app/dist ./dist`,
       'COPY package.json ./',
       `COPY --from=${allocator!.name} /out/libjemalloc.so.2 /usr/local/lib/libjemalloc.so.2`,
@@ -318,9 +320,9 @@ describe('the Dockerfile', () => {
     assert.equal(all.some((l) => /^HEALTHCHECK\b/i.test(l)), false, 'Kubernetes probes replace HEALTHCHECK');
   });
 
-  it('sends the build only the lockfile, the TypeScript configuration, the build script and src/', () => {
+  it('sends the build only the lockfile, the TypeScript configuration, the build scripts and src/', () => {
     const ignore = read('.dockerignore').split('\n').filter((l) => l && !l.startsWith('#'));
-    assert.deepEqual(ignore, ['*', '!package.json', '!package-lock.json', '!tsconfig.json', '!tsconfig.build.json', '!scripts/build.mjs', '!src']);
+    assert.deepEqual(ignore, ['*', '!package.json', '!package-lock.json', '!tsconfig.json', '!tsconfig.build.json', '!scripts/build.mjs', '!scripts/runtime-modules.mjs', '!src']);
   });
 });
 

@@ -105,6 +105,26 @@ describe('the image, run as the Deployment runs it', () => {
     assert.equal(exists.stdout, 'false', exists.stderr);
   });
 
+  it('ships only the node_modules the bundle loads from files (pino, pino-pretty and theirs), not the libraries inside it', () => {
+    const probe = "process.stdout.write(JSON.stringify(require('fs').readdirSync('/app/node_modules')))";
+    const listed = docker(['run', '--rm', '--network', 'none', '--entrypoint', '/nodejs/bin/node', IMAGE, '-e', probe]);
+    assert.equal(listed.code, 0, listed.stderr);
+    const names = JSON.parse(listed.stdout) as string[];
+    for (const name of ['pino', 'pino-pretty', 'thread-stream', 'sonic-boom']) assert.ok(names.includes(name), name);
+    for (const name of ['fastify', 'nats', '@sinclair', 'prom-client', 'js-yaml']) assert.ok(!names.includes(name), name);
+  });
+
+  it('logs human-readable lines with LOG_FORMAT=pretty (pino-pretty, from those node_modules, in a worker thread)', async (t) => {
+    const pretty = `${name}-pretty`;
+    const env = environmentFlags({ PORT: String(await freePort()), HOST: '127.0.0.1', NATS_URL: 'nats://127.0.0.1:1', LOG_FORMAT: 'pretty' });
+    const run = docker(['run', '-d', '--name', pretty, '--network', 'host', ...securityFlags(), ...env, IMAGE]);
+    assert.equal(run.code, 0, run.stderr);
+    t.after(() => docker(['rm', '-f', pretty]));
+    const first = await until(() => docker(['logs', pretty]).stdout.split('\n').find((l) => l.includes('starting wasmcloud-metacontroller')), { what: 'a first log line', timeoutMs: WAIT_MS, intervalMs: 200 });
+    assert.throws(() => JSON.parse(first), 'a pretty line, not JSON');
+    assert.match(first, /INFO/);
+  });
+
   it('answers /healthz with 200 and /readyz with 503 while NATS is down', async () => {
     await waitForStatus(`${base}/healthz`, 200);
     assert.equal(await statusOf(`${base}/readyz`), 503);
