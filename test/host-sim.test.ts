@@ -8,7 +8,7 @@ import yaml from 'js-yaml';
 import { connect, headers, JSONCodec, nkeys, type NatsConnection, type Subscription } from 'nats';
 import { startLattice, WADM_STALL_TOLERANT_MS, type CtlRequest, type LatticeOptions, type SimulatedLattice } from './support/host-sim.js';
 import { publishEvent } from './support/host-sim/events.js';
-import { untilWadmHoldsOnly } from './support/host-sim/wadm-ready.js';
+import { untilWadmHoldsOnly, wadmHeldHosts } from './support/host-sim/wadm-ready.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { fixtureText } from './support/resources.js';
 import { startWadm, type WadmProcess } from './support/wadm.js';
@@ -46,12 +46,8 @@ async function openLattice(t: TestContext, lattice: string, options: Partial<Lat
   return sim;
 }
 
-/** The ids of the hosts wadm's store holds for a lattice (its KV bucket `wadm_state`, key `host_{lattice}`). */
-async function heldHosts(lattice: string): Promise<string[]> {
-  const kv = await nc.jetstream().views.kv('wadm_state', { bindOnly: true });
-  const entry = await kv.get(`host_${lattice}`);
-  return entry && entry.length > 0 ? Object.keys(entry.json<Record<string, unknown>>()).sort() : [];
-}
+/** The ids of the hosts wadm's store holds for a lattice. */
+const heldHosts = async (lattice: string) => Object.keys(await wadmHeldHosts(nc, lattice)).sort();
 
 /** wadm's API for one lattice, spoken directly over NATS as the Rust client does. */
 function wadmApi(lattice: string) {

@@ -116,16 +116,16 @@ function reclaimAfterBursts(deps: ReclaimDeps | undefined, metrics: Metrics, log
   return { noteCall: () => reclaimer.noteCall(), stop: () => clearInterval(timer) };
 }
 
-/**
- * HOOK_BYTES_IN_FLIGHT unset: an eighth of V8's heap limit, which Node sizes from the container's
- * memory limit (259 MiB under the Deployment's 512Mi: ~32 MiB, two 16 MiB bodies at once; four
- * exhausted the heap).
- */
 /** The bound on hook bodies in flight this service runs with: HOOK_BYTES_IN_FLIGHT, else the default. */
 export function hookBytesInFlight(config: Config): number {
   return config.hookBytesInFlight ?? defaultHookBytesInFlight();
 }
 
+/**
+ * HOOK_BYTES_IN_FLIGHT unset: an eighth of V8's heap limit, which Node sizes from the container's
+ * memory limit (259 MiB under the Deployment's 512Mi: ~32 MiB, two 16 MiB bodies at once; four
+ * exhausted the heap).
+ */
 export function defaultHookBytesInFlight(heapLimit = getHeapStatistics().heap_size_limit): number {
   return Math.floor(heapLimit / 8);
 }

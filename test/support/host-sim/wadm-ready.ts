@@ -63,17 +63,19 @@ export async function untilWadmTookEvents(nc: NatsConnection, lattice: string, t
  * holds none.
  */
 export async function untilWadmHoldsOnly(nc: NatsConnection, lattice: string, live: string[]): Promise<void> {
-  const kv = await nc.jetstream().views.kv(STATE_BUCKET, { bindOnly: true });
-  const held = async () => {
-    const entry = await kv.get(`host_${lattice}`);
-    return entry && entry.operation === 'PUT' && entry.length > 0 ? entry.json<Record<string, { labels?: Record<string, string> }>>() : {};
-  };
   await until(async () => {
     await untilWadmTookEvents(nc, lattice);
-    const gone = Object.entries(await held()).filter(([id]) => !live.includes(id));
+    const gone = Object.entries(await wadmHeldHosts(nc, lattice)).filter(([id]) => !live.includes(id));
     for (const [id, { labels = {} }] of gone) publishEvent(nc, lattice, { type: 'host_stopped', source: id, data: { labels } });
     return gone.length === 0;
   }, { timeoutMs: WADM_STALL_TOLERANT_MS, intervalMs: POLL_MS, what: `wadm holds no host of lattice ${lattice} but ${live.length} live` });
+}
+
+/** The hosts wadm's store holds for a lattice, by id: what wadm last took in of each. */
+export async function wadmHeldHosts(nc: NatsConnection, lattice: string): Promise<Record<string, { labels?: Record<string, string> }>> {
+  const kv = await nc.jetstream().views.kv(STATE_BUCKET, { bindOnly: true });
+  const entry = await kv.get(`host_${lattice}`);
+  return entry && entry.operation === 'PUT' && entry.length > 0 ? entry.json() : {};
 }
 
 async function sourcesActive(jsm: JetStreamManager): Promise<boolean> {
