@@ -1,5 +1,5 @@
-// Where a server spends more per request than the ceiling: compares two CPU profiles (node
-// --cpu-prof) taken over the same number of requests, by function, in microseconds per request.
+// Where a server spends more per request than the ceiling: compares two CPU profiles (bench/call-probe.mjs
+// takes them) over the same number of requests, by function, in microseconds per request.
 // Usage: node bench/profile-diff.mjs CEILING.cpuprofile OURS.cpuprofile REQUESTS [ROWS]
 // Functions are matched by name (and Node's module for Node's own), so that a bundled dist/main.js
 // compares with Fastify loaded from node_modules. (idle) is time the process waited, not cost.

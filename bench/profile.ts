@@ -1,10 +1,10 @@
-// BENCH_ONLY=profile: where ours spends more per settled call than the ceiling. Both servers run
-// under `node --cpu-prof`, each gets the same REQUESTS calls (ours on an application it has
-// settled, plain; BENCH_PROFILE_BODY=large: the 1.3 MiB body), and bench/profile-diff.mjs compares
-// the two profiles per request. Over the same calls, bench/allocation-probe.mjs counts what each
-// allocated on V8's heap and what its collections cost, per call.
+// BENCH_ONLY=profile: where ours spends more per settled call than the ceiling. Each server gets the
+// same REQUESTS calls (ours on an application it has settled, plain; BENCH_PROFILE_BODY=large: the
+// 1.3 MiB body), bench/call-probe.mjs takes a CPU profile of those calls only and counts what each
+// allocated on V8's heap and what its collections cost, and bench/profile-diff.mjs compares the two
+// profiles per request.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
@@ -23,18 +23,18 @@ export async function profileSettled(pin: Pinning) {
   const dirs = { ceiling: mkdtempSync(join(tmpdir(), 'bench-profile-ceiling-')), ours: mkdtempSync(join(tmpdir(), 'bench-profile-ours-')) };
   const allocation: Record<'ceiling' | 'ours', Allocation | undefined> = { ceiling: undefined, ours: undefined };
   try {
-    const ours = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: nats.url, ...probe(dirs.ours) }, pin, nodeArgs: [...OURS_NODE_ARGS, ...profiled(dirs.ours)] });
+    const ours = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: nats.url, BENCH_PROBE_DIR: dirs.ours }, pin, nodeArgs: [...OURS_NODE_ARGS, ...PROBED] });
     const body = await settle(ours.url, LARGE ? withLargeManagedFields(appRequest(1)) : appRequest(0));
     allocation.ours = await calls(ours, body, dirs.ours);
     await ours.stop();
-    const ceiling = await serve('bench/ceiling-server.mjs', { pin, env: probe(dirs.ceiling), nodeArgs: [...CEILING_NODE_ARGS, ...profiled(dirs.ceiling)] });
+    const ceiling = await serve('bench/ceiling-server.mjs', { pin, env: { BENCH_PROBE_DIR: dirs.ceiling }, nodeArgs: [...CEILING_NODE_ARGS, ...PROBED] });
     allocation.ceiling = await calls(ceiling, body, dirs.ceiling);
     await ceiling.stop();
   } finally {
     await wadm.stop();
     await nats.dispose();
   }
-  const [ceiling, ours] = [dirs.ceiling, dirs.ours].map((dir) => join(dir, readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))!));
+  const [ceiling, ours] = [dirs.ceiling, dirs.ours].map((dir) => join(dir, 'calls.cpuprofile'));
   const diff = execFileSync(process.execPath, [resolve(import.meta.dirname, 'profile-diff.mjs'), ceiling!, ours!, String(REQUESTS)], { encoding: 'utf8' });
   console.log(`\nCPU profiles of ${REQUESTS} settled ${LARGE ? 'large' : 'small'}-body calls (plain):\n${diff}`);
   for (const [name, a] of Object.entries(allocation)) {
@@ -50,16 +50,14 @@ interface Allocation {
   gcMicrosPerCall: number;
 }
 
-const ALLOCATION_PROBE = resolve(import.meta.dirname, 'allocation-probe.mjs');
-const profiled = (dir: string) => ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import', ALLOCATION_PROBE];
-const probe = (dir: string) => ({ BENCH_ALLOCATION_FILE: join(dir, 'allocation.json') });
+const PROBED = ['--import', resolve(import.meta.dirname, 'call-probe.mjs')];
 
-/** REQUESTS calls, between the two signals that start and end the allocation probe's count. */
+/** REQUESTS calls, between the two signals that start and end the call probe's profile and count. */
 async function calls(server: Server, body: string, dir: string): Promise<Allocation> {
   process.kill(server.pid, 'SIGUSR2');
   await autocannon({ url: `${server.url}/sync`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: 10, amount: REQUESTS });
   process.kill(server.pid, 'SIGUSR2');
-  const file = probe(dir).BENCH_ALLOCATION_FILE;
+  const file = join(dir, 'allocation.json');
   const written = await until(() => probeReading(file));
   const round = (n: number) => Math.round(n * 100) / 100;
   const total = Object.values(written.collections).reduce((sum, n) => sum + n, 0);
