@@ -2,7 +2,7 @@
 // bare-Fastify ceiling (small and large bodies), latency at a steady 1,000 syncs/s, new
 // applications against the real wadm, and memory with 10,000 settled applications. Ceiling and
 // ours are interleaved in every round; each ratio is reported as the median and range over the
-// rounds. Writes every round to bench/results/latest.json.
+// rounds. Writes every round to bench/results/latest.json (a quick or partial run to a file of its own).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -50,9 +50,15 @@ async function main() {
   results['loadAverageAtEnd'] = loadavg().map(round2);
   results['seconds'] = round2((performance.now() - started) / 1000);
   mkdirSync(resolve(ROOT, 'bench/results'), { recursive: true });
-  writeFileSync(resolve(ROOT, 'bench/results/latest.json'), JSON.stringify(results, null, 2) + '\n');
-  console.log(`\n${results['seconds']} s; written to bench/results/latest.json`);
+  writeFileSync(resolve(ROOT, RESULTS_FILE), JSON.stringify(results, null, 2) + '\n');
+  console.log(`\n${results['seconds']} s; written to ${RESULTS_FILE}`);
 }
+
+/**
+ * A full run's record is latest.json; a quick or partial run writes its own (latest-quick.json,
+ * latest-memory.json, latest-settled+memory.json), so that checking one part keeps the full record.
+ */
+const RESULTS_FILE = `bench/results/latest${QUICK ? '-quick' : ''}${process.env['BENCH_ONLY'] ? `-${process.env['BENCH_ONLY'].split(',').join('+')}` : ''}.json`;
 
 /** (a) and (b): the same bodies against the ceiling and against our settled /sync. */
 async function settled(pin: Pinning) {
