@@ -28,15 +28,19 @@ function assertOneHiddenClass(objects: object[], what: string): void {
 describe('what a replica keeps per application', () => {
   it('keeps one answers entry per object, its Application sharing one hidden class with every other', () => {
     const answers = new Answers(APPS * 2, 'default');
-    const apps = names.map((name) => {
+    const key = { resourceVersion: '1', hook: 'sync', policy: undefined, maxPayloadBytes: undefined };
+    const kept = names.map((name) => {
       const request = hookRequest(hello({}, 'tenant'));
       request.parent.metadata = { ...request.parent.metadata, name, uid: `uid-${name}`, resourceVersion: '1' };
       const app = answers.application(request.parent);
-      answers.keep(`uid-${name}`, { resourceVersion: '1', hook: 'sync', policy: undefined, maxPayloadBytes: undefined }, null, answerOf({ status: { phase: 'Deployed' } }));
-      return app;
+      const answer = answers.keep(`uid-${name}`, key, null, answerOf({ status: { phase: 'Deployed' } }));
+      return { app, answer };
     });
     assert.equal(answers.size, APPS);
-    assertOneHiddenClass(apps, 'Applications');
+    assertOneHiddenClass(kept.map((k) => k.app), 'Applications');
+    // The settled answer, its key and its stamp are one object: what reuse hands back is what was kept.
+    assertOneHiddenClass(kept.map((k) => k.answer), 'settled answers');
+    names.forEach((name, i) => assert.equal(answers.reusable(`uid-${name}`, key, () => undefined), kept[i]!.answer));
   });
 
   it('keeps one Knowledge entry per application, of one hidden class, its statuses shared or of one hidden class', () => {

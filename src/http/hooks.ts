@@ -98,8 +98,8 @@ export function createHooks(deps: HookDeps): Hooks {
     // change meanwhile; null: it needed nothing from wadm at all.
     const settled = result.response.resyncAfterSeconds === undefined && result.facts.writes.length === 0 && !result.facts.unavailable;
     const after = result.actions.length === 0 ? null : stamp();
-    if (settled && (after === null || (after !== undefined && after === before))) answers.keep(uid, key, after, computed);
-    else answers.forget(uid);
+    if (settled && (after === null || (after !== undefined && after === before))) return answers.keep(uid, key, after, computed);
+    answers.forget(uid);
     return computed;
   }
 
