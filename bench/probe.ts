@@ -65,3 +65,51 @@ export function cpuMicros(pid: number): number | undefined {
     return undefined;
   }
 }
+
+/** Shares of one CPU's time over a measurement, in percent: running anything, idle, and taken by the hypervisor for other guests. */
+export interface CpuShares { busy: number; idle: number; stolen: number }
+
+/** What the pinned CPUs did while a measurement ran; absent where nothing is pinned or off Linux. */
+export interface CpusDuring { server: CpuShares; loadGenerator: CpuShares }
+
+/**
+ * Runs a measurement and says what the server's and the load generator's CPUs did meanwhile.
+ * Neither the load average nor a process's CPU time shows the hypervisor taking a CPU away (steal
+ * time) or a server's CPU waiting for its load: a round measured under either is told apart here.
+ */
+export async function watchCpus<T extends object>(pin: { servers?: number; loadGenerator?: number }, measure: () => Promise<T>): Promise<T & { cpus?: CpusDuring }> {
+  const before = procStat();
+  const result = await measure();
+  const after = procStat();
+  if (before === undefined || after === undefined || pin.servers === undefined || pin.loadGenerator === undefined) return result;
+  const server = cpuSharesBetween(before, after, pin.servers);
+  const loadGenerator = cpuSharesBetween(before, after, pin.loadGenerator);
+  return server && loadGenerator ? { ...result, cpus: { server, loadGenerator } } : result;
+}
+
+function procStat(): string | undefined {
+  try {
+    return readFileSync('/proc/stat', 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** One CPU's shares between two readings of /proc/stat; undefined if either lacks that CPU. */
+export function cpuSharesBetween(before: string, after: string, cpu: number): CpuShares | undefined {
+  const [a, b] = [ticksOf(before, cpu), ticksOf(after, cpu)];
+  if (!a || !b) return undefined;
+  const [busy, idle, stolen] = [b.busy - a.busy, b.idle - a.idle, b.stolen - a.stolen];
+  const total = busy + idle + stolen || 1;
+  const percent = (n: number) => Math.round((n / total) * 100);
+  return { busy: percent(busy), idle: percent(idle), stolen: percent(stolen) };
+}
+
+/** A CPU's line of /proc/stat: user nice system idle iowait irq softirq steal (guest time is inside user). */
+function ticksOf(stat: string, cpu: number): { busy: number; idle: number; stolen: number } | undefined {
+  const line = stat.split('\n').find((l) => l.startsWith(`cpu${cpu} `));
+  if (!line) return undefined;
+  // Kernels before 2.6.11 have no steal column: a column the line lacks counts as 0.
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = line.trim().split(/\s+/).slice(1).map(Number);
+  return { busy: user + nice + system + irq + softirq, idle: idle + iowait, stolen: steal };
+}

@@ -7,8 +7,9 @@ import { cpuMicros } from './probe.js';
 
 /**
  * One load run. cpuMicrosPerRequest: the server's CPU time (every thread: user and system, from
- * /proc) over the requests it answered. Unlike req/s it is not lowered by another process or the
- * hypervisor taking the CPU away, so it tells what a request costs on a noisy machine.
+ * /proc) over the requests it answered. Unlike req/s it does not count the time another process
+ * held the CPU; it still rises with the hypervisor's steal (cold caches after each), which
+ * `cpus` (bench/probe.ts: watchCpus) reports beside it.
  */
 export interface Load { rps: number; p50: number; p99: number; errors: number; non2xx: number; cpuMicrosPerRequest?: number }
 

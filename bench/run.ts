@@ -16,7 +16,7 @@ import { startLoadWadm } from './load-wadm.js';
 import { paced, type Paced } from './paced.js';
 import { CEILING_NODE_ARGS, OURS_ENV, OURS_NODE_ARGS, SERVER_MEMORY_LIMIT, SERVER_NODE, etagOf, metric, pinLoadGenerator, pool, post, serve, settle, type Pinning, type Server } from './processes.js';
 import { profileSettled } from './profile.js';
-import { memoryProbe, mib, residentBytes, type ProbeReading } from './probe.js';
+import { memoryProbe, mib, residentBytes, watchCpus, type CpusDuring, type ProbeReading } from './probe.js';
 import { formatSpread, interleave, load, ratios, round2, spread, type Load, type Round } from './rounds.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -66,6 +66,8 @@ async function settled(pin: Pinning) {
   const wadm = await startLoadWadm({ servers: nats.url, hosts: true });
   const ceiling = await serve('bench/ceiling-server.mjs', { pin, nodeArgs: CEILING_NODE_ARGS });
   const ours = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: nats.url }, pin, nodeArgs: OURS_NODE_ARGS });
+  // Node's http alone, for the small body: what the framework under ceiling and ours costs.
+  const floor = await serve('bench/node-http-server.mjs', { pin, nodeArgs: CEILING_NODE_ARGS });
   let ceilingSameAnswer: Server | undefined;
   try {
     const small = await settle(ours.url, appRequest(0));
@@ -76,20 +78,22 @@ async function settled(pin: Pinning) {
     ceilingSameAnswer = await serve('bench/ceiling-server.mjs', { pin, nodeArgs: CEILING_NODE_ARGS, env: { CEILING_ANSWER: JSON.stringify(await post(ours.url, small)) } });
     const requestsBefore = wadm.count();
     const sameAnswer = ceilingSameAnswer;
+    const run = (server: Server, body: string, headers?: Record<string, string>) => () =>
+      watchCpus(pin, () => load(server.url, body, { connections: 10, seconds: DURATION, pid: server.pid, ...(headers ? { headers } : {}) }));
     const loads = (body: string, etag: string) => ({
-      ceiling: () => load(ceiling.url, body, { connections: 10, seconds: DURATION, pid: ceiling.pid }),
-      ...(body === small ? { ceilingSameAnswer: () => load(sameAnswer.url, body, { connections: 10, seconds: DURATION, pid: sameAnswer.pid }) } : {}),
-      ours: () => load(ours.url, body, { connections: 10, seconds: DURATION, pid: ours.pid }),
+      ceiling: run(ceiling, body),
+      ...(body === small ? { ceilingSameAnswer: run(sameAnswer, body), floor: run(floor, body) } : {}),
+      ours: run(ours, body),
       // What Metacontroller sends with webhook.etag on (our CompositeController turns it on).
-      oursWithEtag: () => load(ours.url, body, { connections: 10, seconds: DURATION, headers: { 'if-none-match': etag }, pid: ours.pid }),
+      oursWithEtag: run(ours, body, { 'if-none-match': etag }),
     });
     // JIT and connection pools warm on both sides before anything counts.
     await interleave(1, loads(small, smallEtag));
     // The steady rate first, on a heap that the 1 MiB bodies have not yet grown.
     const steady = await interleave(ROUNDS, {
-      ceiling: () => paced(ceiling.url, small, 1000, STEADY_SECONDS),
-      ours: () => paced(ours.url, small, 1000, STEADY_SECONDS),
-      oursWithEtag: () => paced(ours.url, small, 1000, STEADY_SECONDS, smallEtag),
+      ceiling: () => watchCpus(pin, () => paced(ceiling.url, small, 1000, STEADY_SECONDS)),
+      ours: () => watchCpus(pin, () => paced(ours.url, small, 1000, STEADY_SECONDS)),
+      oursWithEtag: () => watchCpus(pin, () => paced(ours.url, small, 1000, STEADY_SECONDS, smallEtag)),
     });
     const rows = { steadyAt1000: reportSteady(steady) } as Record<string, unknown>;
     for (const [name, body, etag] of [['small', small, smallEtag], ['large', large, largeEtag]] as const) {
@@ -99,13 +103,25 @@ async function settled(pin: Pinning) {
     console.log(`NATS requests during all settled runs: ${natsRequests}`);
     return { ...rows, natsRequestsWhileSettled: natsRequests };
   } finally {
-    await Promise.all([ceiling.stop(), ours.stop(), ceilingSameAnswer?.stop()]);
+    await Promise.all([ceiling.stop(), ours.stop(), floor.stop(), ceilingSameAnswer?.stop()]);
     await wadm.stop();
     await nats.dispose();
   }
 }
 
-function reportSteady(rounds: Round<Paced>[]) {
+type Watched<T> = T & { cpus?: CpusDuring };
+
+/** What the pinned CPUs did over every run of these rounds: a spread of ratios is read beside it. */
+function reportCpus(rounds: Round<Watched<object>>[]) {
+  const runs = rounds.flatMap((r) => Object.values(r.results)).filter((l) => l.cpus !== undefined).map((l) => l.cpus!);
+  if (runs.length === 0) return undefined;
+  const share = (measure: (c: CpusDuring) => number) => spread(runs.map(measure));
+  const cpus = { serverStolen: share((c) => c.server.stolen), serverIdle: share((c) => c.server.idle), loadGeneratorStolen: share((c) => c.loadGenerator.stolen) };
+  console.log(`  the CPUs over the ${runs.length} runs, % of their time: the server's stolen by the hypervisor ${formatSpread(cpus.serverStolen)}, idle ${formatSpread(cpus.serverIdle)}; the load generator's stolen ${formatSpread(cpus.loadGeneratorStolen)}`);
+  return cpus;
+}
+
+function reportSteady(rounds: Round<Watched<Paced>>[]) {
   const line = (name: string) => {
     const p = (measure: (p: Paced) => number) => formatSpread(spread(rounds.map((r) => measure(r.results[name]!))), ' ms');
     return `p50 ${p((x) => x.p50)}, p99 ${p((x) => x.p99)}, max ${p((x) => x.max)}; non-2xx ${rounds.reduce((n, r) => n + r.results[name]!.non2xx, 0)}`;
@@ -117,10 +133,10 @@ function reportSteady(rounds: Round<Paced>[]) {
   console.log(`  ours:                   ${line('ours')}`);
   console.log(`  ours, If-None-Match:    ${line('oursWithEtag')}`);
   console.log(`  p99 ratio to the ceiling's in the same round: ${formatSpread(p99Ratio, 'x')} plain, ${formatSpread(p99RatioWithEtag, 'x')} with ETag`);
-  return { p99Ratio, p99RatioWithEtag, rounds };
+  return { p99Ratio, p99RatioWithEtag, cpus: reportCpus(rounds), rounds };
 }
 
-function reportThroughput(name: string, bytes: number, rounds: Round<Load>[]) {
+function reportThroughput(name: string, bytes: number, rounds: Round<Watched<Load>>[]) {
   const throughputRatio = ratios(rounds, 'ours', 'ceiling', (l) => l.rps);
   const throughputRatioWithEtag = ratios(rounds, 'oursWithEtag', 'ceiling', (l) => l.rps);
   const line = (label: string, key: string) => {
@@ -138,23 +154,43 @@ function reportThroughput(name: string, bytes: number, rounds: Round<Load>[]) {
   if (cpu) {
     console.log(`  CPU per request, µs: ceiling ${formatSpread(cpu.ceiling)}, ours ${formatSpread(cpu.ours)}, ours with ETag ${formatSpread(cpu.oursWithEtag)}`);
     console.log(`  CPU ratio (the ceiling's CPU per request to ours', same round): ${percent(cpu.ratio)} plain, ${percent(cpu.ratioWithEtag)} with ETag`);
+    const least = (name: string) => {
+      const { micros, cpus } = cpu.least[name]!;
+      const share = name === 'ceiling' ? '' : `, the ceiling's ${Math.round((cpu.least['ceiling']!.micros / micros) * 100)} % of it`;
+      return `${name} ${micros} µs (${cpus ? `stolen ${cpus.server.stolen} / ${cpus.loadGenerator.stolen} %` : 'steal unknown'}${share})`;
+    };
+    console.log(`  least CPU per request of any round, with the server's / load generator's steal in that run (steal only adds to it): ${Object.keys(cpu.least).map(least).join(', ')}`);
   }
-  if (!rounds[0]?.results['ceilingSameAnswer']) return { bytes, throughputRatio, throughputRatioWithEtag, cpu, rounds };
+  const cpus = reportCpus(rounds);
+  if (!rounds[0]?.results['ceilingSameAnswer']) return { bytes, throughputRatio, throughputRatioWithEtag, cpu, cpus, rounds };
   const sameAnswerRatio = ratios(rounds, 'ours', 'ceilingSameAnswer', (l) => l.rps);
   console.log(line('ceiling, ours\' answer', 'ceilingSameAnswer'));
   console.log(`  plain, ratio to the ceiling answering ours' answer: ${percent(sameAnswerRatio)}`);
-  return { bytes, throughputRatio, throughputRatioWithEtag, cpu, sameAnswerRatio, rounds };
+  const framework = { ceilingToFloor: ratios(rounds, 'ceiling', 'floor', (l) => l.rps), oursToFloor: ratios(rounds, 'ours', 'floor', (l) => l.rps) };
+  console.log(line('node:http, no framework', 'floor'));
+  const floorCpu = cpu ? spread(rounds.map((r) => r.results['floor']!.cpuMicrosPerRequest!)) : undefined;
+  console.log(`  ratio to node:http in the same round: the ceiling ${percent(framework.ceilingToFloor)}, ours ${percent(framework.oursToFloor)} plain${floorCpu ? `; node:http's CPU per request ${formatSpread(floorCpu)} µs` : ''}`);
+  return { bytes, throughputRatio, throughputRatioWithEtag, cpu, cpus, sameAnswerRatio, framework: { ...framework, floorCpu }, rounds };
 }
 
 /**
  * What each request cost the server in CPU time, and the ceiling's cost over ours per round: the
- * throughput ratio a machine of our own would show, as a machine's neighbours do not move it.
+ * throughput ratio a machine of our own would show. Time a neighbour runs on the CPU is not
+ * counted; time the hypervisor takes it away (steal) still raises the cost, hence `least`.
  */
-function cpuPerRequest(rounds: Round<Load>[]) {
+function cpuPerRequest(rounds: Round<Watched<Load>>[]) {
   if (rounds.some((r) => Object.values(r.results).some((l) => l.cpuMicrosPerRequest === undefined))) return undefined;
   const micros = (name: string) => spread(rounds.map((r) => r.results[name]!.cpuMicrosPerRequest!));
   const cheaper = (name: string) => ratios(rounds, 'ceiling', name, (l) => l.cpuMicrosPerRequest!);
-  return { ceiling: micros('ceiling'), ours: micros('ours'), oursWithEtag: micros('oursWithEtag'), ratio: cheaper('ours'), ratioWithEtag: cheaper('oursWithEtag') };
+  // A vCPU taken away by the hypervisor leaves its caches cold: steal raises a run's CPU per
+  // request (BENCHMARKS.md, ninth round) and never lowers it, so each one's least is its quietest.
+  const leastOf = (name: string) => {
+    const runs = rounds.map((r) => r.results[name]!);
+    const quietest = runs.reduce((best, run) => (run.cpuMicrosPerRequest! < best.cpuMicrosPerRequest! ? run : best));
+    return { micros: quietest.cpuMicrosPerRequest!, cpus: quietest.cpus };
+  };
+  const least = Object.fromEntries(Object.keys(rounds[0]!.results).map((name) => [name, leastOf(name)]));
+  return { ceiling: micros('ceiling'), ours: micros('ours'), oursWithEtag: micros('oursWithEtag'), ratio: cheaper('ours'), ratioWithEtag: cheaper('oursWithEtag'), least };
 }
 
 /**
