@@ -1,6 +1,8 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { InjectOptions } from 'fastify';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { createHooks, type Lattice } from '../src/http/hooks.js';
 import { createLogger } from '../src/service/logger.js';
 import { Metrics } from '../src/service/metrics.js';
@@ -144,17 +146,70 @@ describe('a burst above capacity', () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const memory = new MemoryLattice();
-    const slow: Lattice = { perform: async (l, n, a) => (await gate, memory.perform(l, n, a)) };
+    let waiting = 0;
+    const slow: Lattice = { perform: async (l, n, a) => (waiting++, await gate, memory.perform(l, n, a)) };
     const { app } = build(t, { lattice: slow, maxConcurrentHooks: 2 });
     const send = () => app.inject({ method: 'POST', url: '/sync', payload: hookRequest(fixtureResource('hello.yaml')) });
     const first = [send(), send()];
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => waiting === 2, { what: 'both calls wait for wadm' });
     const refused = await send();
     assert.equal(refused.statusCode, 429);
     assert.equal(refused.headers['retry-after'], '1');
     release();
     assert.deepEqual((await Promise.all(first)).map((r) => r.statusCode), [200, 200]);
     assert.equal((await send()).statusCode, 200, 'capacity comes back once calls finish');
+  });
+});
+
+describe('a caller that goes away', () => {
+  /** Opens a connection to the listening app and sends `head` and `body` (the rest of a body never comes). */
+  const connectAndSend = async (app: ReturnType<typeof build>['app'], head: string, body: string) => {
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as AddressInfo;
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write(`POST /sync HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${head}\r\n${body}`);
+    return socket;
+  };
+  const probe = (app: ReturnType<typeof build>['app']) => app.inject({ method: 'POST', url: '/sync', payload: hookRequest(fixtureResource('hello.yaml')) });
+
+  it('frees its place when it disconnects halfway through its body', async (t) => {
+    const { app } = build(t, { maxConcurrentHooks: 1 });
+    const socket = await connectAndSend(app, 'Content-Length: 1000\r\n', '{"parent": {');
+    await until(async () => (await probe(app)).statusCode === 429, { what: 'the upload holds the only place' });
+    socket.destroy();
+    await until(async () => (await probe(app)).statusCode === 200, { what: 'the place comes back once the caller is gone' });
+  });
+
+  it('keeps its place while its call still works after it disconnected, then frees it once', async (t) => {
+    const memory = new MemoryLattice();
+    let holdNext = true;
+    const held: Array<() => void> = [];
+    const slow: Lattice = {
+      perform: (l, n, a) => {
+        if (!holdNext) return memory.perform(l, n, a);
+        holdNext = false;
+        return new Promise<void>((resolve) => held.push(resolve)).then(() => memory.perform(l, n, a));
+      },
+    };
+    const { app } = build(t, { lattice: slow, maxConcurrentHooks: 1 });
+    const body = JSON.stringify(hookRequest(fixtureResource('hello.yaml')));
+    const socket = await connectAndSend(app, `Content-Length: ${Buffer.byteLength(body)}\r\n`, body);
+    await until(() => held.length === 1, { what: 'the call waits for wadm' });
+    assert.equal((await probe(app)).statusCode, 429, 'the waiting call holds the only place');
+    socket.destroy();
+    const connections = () => new Promise<number>((resolve) => app.server.getConnections((_err, count) => resolve(count)));
+    await until(async () => (await connections()) === 0, { what: 'the server sees the caller gone' });
+    // Its parsed body and its wadm requests are still in flight: they count until they end.
+    assert.equal((await probe(app)).statusCode, 429, 'the abandoned call still holds its place');
+    held.shift()!();
+    await until(async () => (await probe(app)).statusCode === 200, { what: 'the place comes back once the abandoned call ends' });
+    holdNext = true;
+    const next = probe(app);
+    await until(() => held.length === 1, { what: 'a new call waits for wadm' });
+    assert.equal((await probe(app)).statusCode, 429, 'the place was freed once: one call in flight fills it again');
+    held.shift()!();
+    assert.equal((await next).statusCode, 200);
   });
 });
 

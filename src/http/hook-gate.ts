@@ -9,6 +9,10 @@ declare module 'fastify' {
     admitted: boolean;
     /** What it counts for in the hook gate's bytes in flight. */
     admittedBytes: number;
+    /** Its handler's work (wadm requests, the parsed body) goes on, whether or not its caller still waits. */
+    working: boolean;
+    /** Its response is over: sent, or its caller gone. */
+    closed: boolean;
   }
 }
 
@@ -36,6 +40,13 @@ export function hookGate(deps: GateDeps, refuse: Refuse, closing: { now: boolean
       bytesInFlight -= request.admittedBytes;
     }
   };
+  // A response's 'close' comes once, after it was sent or when its caller went away, which
+  // neither onResponse (no 'finish' on a closed socket) nor onRequestAbort (only while the body is
+  // read) sees once the handler waits for wadm: with them, such a call held its place for good.
+  const closed = (request: FastifyRequest) => {
+    request.closed = true;
+    if (!request.working) leave(request);
+  };
   return {
     // Fastify's callback form (an async hook costs a promise per call); refusing ends the call
     // here: the callback is not called.
@@ -59,16 +70,19 @@ export function hookGate(deps: GateDeps, refuse: Refuse, closing: { now: boolean
       bytesInFlight += bytes;
       request.admitted = true;
       request.admittedBytes = bytes;
+      reply.raw.on('close', () => closed(request));
       done();
     },
-    // onResponse and onRequestAbort (which has no reply): whichever comes first frees the place.
-    release(request: FastifyRequest, _reply: FastifyReply, done: () => void) {
-      leave(request);
-      done();
-    },
-    releaseAborted(request: FastifyRequest, done: () => void) {
-      leave(request);
-      done();
+    /**
+     * A call's place is free once its response is over and its work has ended: a caller that
+     * leaves while its call waits for wadm does not take the call's memory and requests with it.
+     */
+    whileWorking<T>(request: FastifyRequest, work: Promise<T>): Promise<T> {
+      request.working = true;
+      return work.finally(() => {
+        request.working = false;
+        if (request.closed) leave(request);
+      });
     },
   };
 }

@@ -68,11 +68,14 @@ export function buildServer(deps: ServerDeps) {
   // A field every request has from the start (one shape for all), cheaper than a WeakSet of them.
   app.decorateRequest('admitted', false);
   app.decorateRequest('admittedBytes', 0);
+  app.decorateRequest('working', false);
+  app.decorateRequest('closed', false);
   const gate = hookGate(deps, refuse, closing);
   for (const hook of ['sync', 'finalize'] as const) {
-    app.post(HOOK_PATHS[hook], { onRequest: gate.admit, onResponse: gate.release, onRequestAbort: gate.releaseAborted }, (request, reply) =>
-      handleHook(deps, hook, request, reply, refuse),
-    );
+    app.post(HOOK_PATHS[hook], { onRequest: gate.admit }, (request, reply) => {
+      const answered = handleHook(deps, hook, request, reply, refuse);
+      return answered && gate.whileWorking(request, answered);
+    });
   }
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
