@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { createHooks, type Lattice } from '../src/http/hooks.js';
 import { createLogger } from '../src/service/logger.js';
 import { Metrics } from '../src/service/metrics.js';
-import { buildServer } from '../src/http/server.js';
+import { buildServer, REQUEST_TIMEOUT_MS } from '../src/http/server.js';
 import { declaredBytes } from '../src/http/hook-gate.js';
 import { defaultOnly } from '../src/core/tenancy.js';
 import { MemoryLattice } from './support/memory-lattice.js';
@@ -15,7 +15,7 @@ import { TEST_EPOCH } from './support/clock.js';
 import { jsonLogSink } from './support/logs.js';
 import { until } from './support/wait.js';
 
-function build(t: TestContext, options: { lattice?: Lattice; ready?: boolean; bodyLimit?: number; maxConcurrentHooks?: number; hookBytesInFlight?: number; now?: () => number; authorize?: (header: string | undefined) => boolean } = {}) {
+function build(t: TestContext, options: { lattice?: Lattice; ready?: boolean; bodyLimit?: number; maxConcurrentHooks?: number; hookBytesInFlight?: number; now?: () => number; authorize?: (header: string | undefined) => boolean; requestTimeoutMs?: number } = {}) {
   const { sink, lines } = jsonLogSink();
   const lattice = options.lattice ?? new MemoryLattice();
   const metrics = new Metrics();
@@ -30,6 +30,7 @@ function build(t: TestContext, options: { lattice?: Lattice; ready?: boolean; bo
     ...(options.hookBytesInFlight ? { hookBytesInFlight: options.hookBytesInFlight } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.authorize ? { authorize: options.authorize } : {}),
+    ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
   });
   t.after(() => app.close());
   return { app, lattice, lines, metrics };
@@ -179,6 +180,26 @@ describe('a caller that goes away', () => {
     await until(async () => (await probe(app)).statusCode === 429, { what: 'the upload holds the only place' });
     socket.destroy();
     await until(async () => (await probe(app)).statusCode === 200, { what: 'the place comes back once the caller is gone' });
+  });
+
+  it('is cut off when its body does not arrive whole within the request timeout, freeing its place', async (t) => {
+    const { app } = build(t, { maxConcurrentHooks: 1, requestTimeoutMs: 200 });
+    const socket = await connectAndSend(app, 'Content-Length: 1000\r\n', '{"parent": {');
+    let answer = '';
+    let closed = false;
+    socket.on('data', (chunk) => (answer += chunk)).on('close', () => (closed = true));
+    // The caller does nothing more: only the server can end this connection (or, should the
+    // test fail, this finally, so that closing the app does not wait for it).
+    await until(() => closed, { what: 'the server closes the connection' }).finally(() => socket.destroy());
+    assert.match(answer, /^HTTP\/1\.1 408 /);
+    assert.equal((await probe(app)).statusCode, 200, 'the place is free');
+  });
+
+  it('is given 30 s by default, with the headers timeout Node needs to enforce it', async (t) => {
+    const { app } = build(t);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    assert.equal(app.server.requestTimeout, REQUEST_TIMEOUT_MS);
+    assert.ok(app.server.headersTimeout <= app.server.requestTimeout, `headersTimeout ${app.server.headersTimeout} ≤ requestTimeout`);
   });
 
   it('keeps its place while its call still works after it disconnected, then frees it once', async (t) => {

@@ -30,15 +30,32 @@ export interface ServerDeps {
   https?: { key: string; cert: string };
   /** The clock that paces the rejection log lines (tests inject one). */
   now?: () => number;
+  /** Time to receive a whole request (REQUEST_TIMEOUT_MS by default; tests shorten it). */
+  requestTimeoutMs?: number;
 }
+
+/**
+ * A hook call must have arrived whole within this time, or its connection is closed (408 if
+ * nothing was answered yet). Metacontroller sends at once and gives up after its own 10 s; without
+ * a bound (Fastify's default), a caller trickling a body held a hook gate place for good.
+ */
+export const REQUEST_TIMEOUT_MS = 30_000;
 
 export const HOOK_PATHS: Record<HookName, string> = { sync: '/sync', finalize: '/finalize' };
 
 const checkHookRequest = compile<HookRequest>(HookRequestSchema);
 
 export function buildServer(deps: ServerDeps) {
+  const requestTimeout = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  // Node looks for overdue requests every connectionsCheckingInterval (30 s by default), and
+  // enforces requestTimeout only with headersTimeout (60 s by default) no longer than it.
+  const serverOptions = {
+    connectionsCheckingInterval: Math.max(50, Math.min(requestTimeout / 4, 30_000)),
+    headersTimeout: Math.min(requestTimeout, 60_000),
+  };
   const app = Fastify({
-    ...(deps.https ? { https: deps.https } : {}),
+    ...(deps.https ? { https: { ...deps.https, ...serverOptions } } : { http: serverOptions }),
+    requestTimeout,
     loggerInstance: deps.logger,
     bodyLimit: deps.bodyLimit,
     // Resync calls are many and mostly no-ops: log what the hooks decide, not every request.
