@@ -66,7 +66,7 @@ async function settled(pin: Pinning) {
   const wadm = await startLoadWadm({ servers: nats.url, hosts: true });
   const ceiling = await serve('bench/ceiling-server.mjs', { pin, nodeArgs: CEILING_NODE_ARGS });
   const ours = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: nats.url }, pin, nodeArgs: OURS_NODE_ARGS });
-  // Node's http alone, for the small body: what the framework under ceiling and ours costs.
+  // Node's http server alone (small body only): what the framework under the ceiling and ours costs.
   const floor = await serve('bench/node-http-server.mjs', { pin, nodeArgs: CEILING_NODE_ARGS });
   let ceilingSameAnswer: Server | undefined;
   try {
