@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { callOf } from '../src/core/application.js';
 import { keySharers, modelKey } from '../src/core/collisions.js';
-import { decideSync } from '../src/core/decide.js';
+import { decideFinalize, decideSync } from '../src/core/decide.js';
 import type { Action, ActionResult, LatticeFacts } from '../src/core/facts.js';
 import { fromPolicy } from '../src/core/tenancy.js';
 import { runSteps } from '../src/http/hooks.js';
@@ -53,9 +53,10 @@ class KeyValueWadm {
           model: { versions: stored.versions, deployedVersion: null, known: { [newest]: { version: newest, owner: 'elsewhere/app', contentHash: null } }, storedName: stored.name },
         };
       }
-      case 'read-index': {
-        const stored = this.kv.get(action.lattice);
-        return { kind: 'index', lattice: action.lattice, models: stored === undefined ? 0 : stored.kind === 'index' ? stored.names.size : null };
+      case 'read-key': {
+        const key = modelKey(action.key);
+        const stored = this.kv.get(key);
+        return { kind: 'key', key, holds: stored === undefined ? 'nothing' : stored.kind };
       }
       case 'put':
         return this.put(lattice, name, action.version) ? { kind: 'done' } : storageError;
@@ -129,6 +130,28 @@ describe('name collisions in a model of wadm 0.21 keys', () => {
   });
 });
 
+describe('finalize of a resource whose key holds another lattice\'s model', () => {
+  // Lattice kq holds y-z (made outside Kubernetes, no owner); resource z in lattice kq-y shares its
+  // key kq-y-z. Adopting would make any unowned model "ours": the stored name must be checked first.
+  const adopting = () => {
+    const base = hello({ lattice: 'kq-y' });
+    return { ...base, metadata: { name: 'z', namespace: 'tenant', annotations: { 'core.wasmcloud.com/adopt': 'true' } } };
+  };
+  const holdsYz = (): ActionResult => ({ kind: 'model', model: { versions: ['v1'], deployedVersion: 'v1', known: { v1: { version: 'v1', owner: null, contentHash: null } }, storedName: 'y-z' } });
+
+  it('is refused at sync, and its finalize deletes nothing and names nothing of the other lattice', async () => {
+    const sent: Action[] = [];
+    const perform = (action: Action) => (sent.push(action), Promise.resolve(action.kind === 'read-model' ? holdsYz() : ({ kind: 'done' } as ActionResult)));
+    const sync = await runSteps(decideSync, callOf(hookRequest(adopting()), ANY_LATTICE, { now: NOW }), perform);
+    assert.equal(reasonOf(sync), 'NameCollision');
+    const fin = await runSteps(decideFinalize, callOf(hookRequest(adopting(), { finalizing: true, status: sync.response.status }), ANY_LATTICE, { now: NOW }), perform);
+    assert.deepEqual(sent.map((a) => a.kind), ['read-model', 'read-model']);
+    assert.equal(fin.response.finalized, true);
+    assert.equal(reasonOf(fin), 'NotOwned');
+    assert.doesNotMatch(fin.response.status.message!, /"y-z"|lattice "kq"/);
+  });
+});
+
 describe('a storage error of one lattice', () => {
   const storageError = (isolated: boolean): ActionResult => ({ kind: 'unavailable', reason: 'StorageError', message: 'Internal storage error', isolated });
   const runWith = (results: Partial<Record<Action['kind'], ActionResult>>) => {
@@ -137,12 +160,12 @@ describe('a storage error of one lattice', () => {
     return runSteps(decideSync, call, (action) => Promise.resolve(results[action.kind] ?? base.perform('se', 'hello-world', action)));
   };
 
-  it('reading our key while the store answers elsewhere: LatticeStorageError, Stalled, resync at the stalled pace', async () => {
+  it('reading our key while the store answers: the key holds the index of the lattice named like it, NameCollision with no list read', async () => {
     const run = await runWith({ 'read-model': storageError(true) });
-    assert.equal(reasonOf(run), 'LatticeStorageError');
-    assert.match(run.response.status.message!, /lattice "se"/);
-    assert.equal(run.response.resyncAfterSeconds, 60);
-    assert.deepEqual(run.actions.map((a) => a.kind), ['read-model', 'read-index']);
+    assert.equal(reasonOf(run), 'NameCollision');
+    assert.match(run.response.status.message!, /list of applications of lattice "se-hello-world"/);
+    assert.equal(run.response.resyncAfterSeconds, undefined);
+    assert.deepEqual(run.actions.map((a) => a.kind), ['read-model']);
   });
 
   it('while no other lattice answers either: LatticeUnavailable', async () => {

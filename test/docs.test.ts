@@ -81,6 +81,7 @@ describe('README.md', () => {
   it('lists metric series the service exposes', async () => {
     const metrics = new Metrics({ defaultMetrics: true });
     metrics.observeCaches({ knowledge: { size: 0, evictions: 0 }, answers: { size: 0, evictions: 0 } }, () => 0);
+  metrics.observeWatch(() => 0);
     const families = await metrics.registry.getMetricsAsJSON();
     const names = new Set(families.flatMap((f) => (String(f.type) === 'histogram' ? ['_bucket', '_count', '_sum'].map((x) => f.name + x) : [f.name])));
     const excerpt = readme.slice(readme.indexOf('## Metrics and logs')).split('```text')[1]!.split('```')[0]!;

@@ -143,13 +143,14 @@ describe('what a replica remembers of wadm (Knowledge)', () => {
   function knowledge(deployGraceMs = 60_000, capacity = 2) {
     clock.set(0);
     const known = new Knowledge({ capacity, modelTtlMs: 300_000, deployGraceMs, livenessMs: 5_000, now: clock.now });
-    const watch = new LatticeWatch(() => nc, known, pino({ level: 'silent' }));
+    const watch = new LatticeWatch(() => nc, known, pino({ level: 'silent' }), { now: clock.now, idleMs: 15 * 60_000, retryFailedMs: 60_000 });
     return Object.assign(known, { watch: (lattice: string) => watch.watch(lattice) });
   }
   const ours: ModelFacts = { versions: ['v1'], deployedVersion: 'v1', known: { v1: { version: 'v1', owner: 'default/a', contentHash: null } } };
 
   it('keeps the latest status from the subscription and skips malformed messages', async () => {
     const known = knowledge();
+    known.manage('default', 'a');
     known.watch('default');
     await nc.flush();
     nc.publish('wadm.status.default.a', 'not json');
@@ -224,5 +225,85 @@ describe('what a replica remembers of wadm (Knowledge)', () => {
     assert.ok(known.model('default', 'a'));
     clock.advance(1);
     assert.equal(known.model('default', 'a'), undefined);
+  });
+});
+
+describe('the lattice watch: what the service subscribes to, and for how long', () => {
+  const clock = testClock(0);
+  const silent = pino({ level: 'silent' });
+  const ours: ModelFacts = { versions: ['v1'], deployedVersion: 'v1', known: { v1: { version: 'v1', owner: 'default/a', contentHash: null } } };
+
+  it("keeps no status of an application no hook call asked about: others' statuses cannot push ours out", () => {
+    const known = new Knowledge({ capacity: 2, modelTtlMs: 300_000, deployGraceMs: 10_000, livenessMs: 5_000, now: clock.now });
+    known.manage('default', 'ours');
+    for (const name of ['x', 'y', 'z', 'w']) known.rememberStatus('default', name, { status: { type: 'deployed' } }, true);
+    known.rememberStatus('default', 'ours', { status: { type: 'reconciling' } }, true);
+    assert.equal(known.size, 1);
+    assert.equal(known.evictions, 0);
+    assert.equal(known.status('default', 'ours')?.status.status.type, 'reconciling');
+  });
+
+  it('unsubscribes a lattice no call used for the idle time, and drops what it knew of it', async () => {
+    clock.set(0);
+    const known = new Knowledge({ capacity: 10, modelTtlMs: 300_000, deployGraceMs: 10_000, livenessMs: 5_000, now: clock.now });
+    const watch = new LatticeWatch(() => nc, known, silent, { now: clock.now, idleMs: 15 * 60_000, retryFailedMs: 60_000 });
+    watch.watch('idle');
+    known.answered('idle');
+    known.remember('idle', 'a', ours, known.checkpoint());
+    assert.ok(known.stamp('idle', 'a'));
+    clock.advance(15 * 60_000);
+    watch.watch('busy');
+    assert.equal(watch.size, 1, 'only the lattice used lately');
+    assert.equal(known.model('idle', 'a'), undefined, 'its events would go unseen: nothing of it is remembered');
+    known.remember('idle', 'a', ours, known.checkpoint());
+    assert.equal(known.model('idle', 'a'), undefined, 'nor kept until it is watched again');
+    watch.watch('idle');
+    assert.equal(watch.size, 2);
+    known.remember('idle', 'a', ours, known.checkpoint());
+    assert.ok(known.model('idle', 'a'));
+  });
+
+  it('survives a subscription that ends with an error: counted, its lattice served without memory, tried again later', async () => {
+    clock.set(0);
+    const known = new Knowledge({ capacity: 10, modelTtlMs: 300_000, deployGraceMs: 10_000, livenessMs: 5_000, now: clock.now });
+    const failures: [string, boolean][] = [];
+    let subscribed = 0;
+    const refusing = {
+      subscribe(subject: string) {
+        subscribed++;
+        let closed = false;
+        return {
+          getSubject: () => subject,
+          isClosed: () => closed,
+          unsubscribe: () => void (closed = true),
+          // What nats.js does when the server answers a SUB with a permissions violation.
+          [Symbol.asyncIterator]: async function* () {
+            await Promise.resolve();
+            throw Object.assign(new Error(`Permissions Violation for Subscription to "${subject}"`), { code: 'PERMISSIONS_VIOLATION' });
+          },
+        };
+      },
+    } as unknown as NatsConnection;
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const watch = new LatticeWatch(() => refusing, known, silent, { now: clock.now, idleMs: 15 * 60_000, retryFailedMs: 60_000, onFailure: (l, denied) => failures.push([l, denied]) });
+      watch.watch('forbidden');
+      await until(() => failures.length > 0);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(failures, [['forbidden', true]]);
+      assert.deepEqual(unhandled, []);
+      assert.equal(watch.size, 0);
+      known.remember('forbidden', 'a', ours, known.checkpoint());
+      assert.equal(known.model('forbidden', 'a'), undefined, 'served without memory');
+      watch.watch('forbidden');
+      assert.equal(subscribed, 2, 'not again within the retry pause');
+      clock.advance(60_000);
+      watch.watch('forbidden');
+      assert.equal(subscribed, 4);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });

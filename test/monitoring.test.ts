@@ -16,6 +16,7 @@ const objects = () => {
 async function exposed(): Promise<Set<string>> {
   const metrics = new Metrics({ defaultMetrics: true });
   metrics.observeCaches({ knowledge: { size: 0, evictions: 0 }, answers: { size: 0, evictions: 0 } }, () => 0);
+  metrics.observeWatch(() => 0);
   const families = await metrics.registry.getMetricsAsJSON();
   return new Set(families.flatMap((f) => (String(f.type) === 'histogram' ? ['_bucket', '_count', '_sum'].map((s) => f.name + s) : [f.name])));
 }
@@ -31,11 +32,11 @@ describe('manifests/monitoring', () => {
     assert.equal(dashboard['metadata'].labels.grafana_dashboard, '1');
   });
 
-  it('alerts on failing applications, an unavailable lattice, drift fights and hook errors, using only metrics the service exposes', async () => {
+  it('alerts on failing applications, an unavailable lattice, drift fights, hook errors, refused NATS subjects and bugs, using only metrics the service exposes', async () => {
     const names = await exposed();
     const rule = objects().find((o) => o['kind'] === 'PrometheusRule')!;
     const rules = rule['spec'].groups.flatMap((g: Obj) => g['rules']) as Obj[];
-    assert.deepEqual(rules.map((r) => r['alert']), ['WasmCloudApplicationsFailing', 'WasmCloudLatticeUnavailable', 'WasmCloudApplicationsDrifting', 'WasmCloudMetacontrollerHookErrors']);
+    assert.deepEqual(rules.map((r) => r['alert']), ['WasmCloudApplicationsFailing', 'WasmCloudLatticeUnavailable', 'WasmCloudApplicationsDrifting', 'WasmCloudMetacontrollerHookErrors', 'WasmCloudNatsPermissionDenied', 'WasmCloudMetacontrollerBug']);
     for (const r of rules) {
       assert.ok(referenced(r['expr']).length > 0, r['alert']);
       for (const name of referenced(r['expr'])) assert.ok(names.has(name), `${r['alert']} uses ${name}, which the service does not expose`);

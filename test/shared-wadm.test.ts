@@ -4,37 +4,22 @@
 // would take another tenant's key is refused before any write, and says nothing of that tenant.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, headers, type NatsConnection } from 'nats';
-import { startLattice, type SimulatedLattice } from './support/host-sim.js';
-import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
-import { startNatsServer, type NatsServer } from './support/nats-server.js';
+import { headers, type NatsConnection } from 'nats';
+import { condition, type FakeMetacontroller, type K8sObject } from './support/metacontroller.js';
+import { startLatticeStage, type LatticeStage } from './support/lattice-stage.js';
 import { hello, type Resource } from './support/resources.js';
-import { startServiceProcess, type ServiceProcess } from './support/service-process.js';
-import { startWadm, type WadmProcess } from './support/wadm.js';
+import type { ServiceProcess } from './support/service-process.js';
 
-const HOSTED = ['kx', 'kx-y', 'qx', 'qx-y', 'ks-web'];
-let nats: NatsServer;
-let wadm: WadmProcess;
-let sims: SimulatedLattice[] = [];
+let stage: LatticeStage;
 let service: ServiceProcess;
 let nc: NatsConnection;
 let mc: FakeMetacontroller;
 
 before(async () => {
-  nats = await startNatsServer();
-  wadm = await startWadm(nats.url);
-  sims = await Promise.all(HOSTED.map((lattice) => startLattice({ servers: nats.url, lattice, hosts: [{}], heartbeatMs: 500, waitForWadm: true })));
-  service = await startServiceProcess({ NATS_URL: nats.url });
-  nc = await connect({ servers: nats.url });
-  mc = new FakeMetacontroller({ syncUrl: `${service.url}/sync`, finalizeUrl: `${service.url}/finalize`, resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' } });
+  stage = await startLatticeStage({ hosted: ['kx', 'kx-y', 'qx', 'qx-y', 'ks-web'] });
+  ({ service, nc, mc } = stage);
 });
-after(async () => {
-  await service?.stop();
-  await nc?.close();
-  await Promise.all(sims.map((s) => s.stop()));
-  await wadm?.stop();
-  await nats?.dispose();
-});
+after(() => stage?.stop());
 
 const app = (namespace: string, name: string, lattice: string): Resource => {
   const base = hello({ lattice });
@@ -115,16 +100,39 @@ describe("an application named like another lattice's index", () => {
   });
 });
 
-describe('a lattice whose key wadm cannot parse', () => {
-  it('is Stalled with LatticeStorageError naming the lattice, while another lattice stays Ready', async () => {
+describe('a key that holds an emptied index', () => {
+  it('is a NameCollision naming the lattice whose index it is, found without reading any list, while another lattice stays Ready', async () => {
     // An emptied index of lattice se-x: what wadm leaves after its last application is deleted.
     const manifest = { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name: 'tmp', annotations: { version: 'v1' } }, spec: { components: [] } };
     assert.equal((await wadmApi('se-x', 'put', manifest)).result, 'created');
     assert.equal((await wadmApi('se-x', 'del.tmp', {})).result, 'deleted');
-    const obj = await refused('tenant-e', 'x', 'se', 'LatticeStorageError');
+    const listsBefore = await service.metric('wadm_requests_total{operation="get",outcome="ok"}');
+    const obj = await refused('tenant-e', 'x', 'se', 'NameCollision');
     assert.equal(condition(obj, 'Stalled')?.status, 'True');
-    assert.match(String((obj.status as { message: string }).message), /lattice "se"/);
+    assert.match(String((obj.status as { message: string }).message), /key "se-x", which is the list of applications of lattice "se-x"/);
+    // Reading our own key gave wadm's storage error; nothing else was read (no model.get at all).
+    assert.equal(await service.metric('wadm_requests_total{operation="get",outcome="ok"}'), listsBefore);
     const healthy = await mc.reconcileUntilStable('tenant-a', 'y-z');
     assert.equal(ready(healthy.object)?.reason, 'Deployed');
+  });
+});
+
+describe("deleting a resource whose wadm key holds another lattice's application", () => {
+  it("leaves that application and all its versions alone, and names nothing of it", async () => {
+    // Lattice kq holds y-z, put straight over wadm's API (as `wash app deploy` would: no owner).
+    const manifest = { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name: 'y-z', annotations: { version: 'v1' } }, spec: { components: [] } };
+    assert.equal((await wadmApi('kq', 'put', manifest)).result, 'created');
+    assert.equal((await wadmApi('kq', 'put', { ...manifest, metadata: { ...manifest.metadata, annotations: { version: 'v2' } } })).result, 'newversion');
+    const before = await wadmApi('kq', 'versions.y-z');
+    // Resource z in lattice kq-y shares the key kq-y-z, and asks to adopt what it finds there.
+    const adopter = app('tenant-f', 'z', 'kq-y');
+    adopter.metadata.annotations = { 'core.wasmcloud.com/adopt': 'true' };
+    mc.apply(adopter as never);
+    const { object } = await mc.waitFor('tenant-f', 'z', (obj) => ready(obj)?.reason === 'NameCollision', { timeoutMs: 60_000, intervalMs: 100 });
+    const deletesBefore = await service.metric('wadm_writes_total{operation="delete"}');
+    assert.equal((await mc.deleteAndFinalize('tenant-f', 'z')).removed, true);
+    assert.deepEqual(await wadmApi('kq', 'versions.y-z'), before, "the other lattice's versions are all there");
+    assert.equal(await service.metric('wadm_writes_total{operation="delete"}'), deletesBefore, 'no delete sent');
+    assertNamesNoOtherTenant(seenBy('tenant-f', object!), { namespace: 'nobody', name: 'y-z', lattice: 'kq' });
   });
 });

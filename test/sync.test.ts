@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { applicationOf, callOf, type Application } from '../src/core/application.js';
 import { decideSync } from '../src/core/decide.js';
-import { defaultOnly } from '../src/core/tenancy.js';
+import { defaultOnly, fromPolicy } from '../src/core/tenancy.js';
 
 const TENANCY = defaultOnly('default');
 import { MemoryLattice } from './support/memory-lattice.js';
@@ -28,13 +28,21 @@ describe('sync of a new application', () => {
   it('puts the rendered manifest and deploys that version, without asking wadm a status that could only predate it', async () => {
     const lattice = new MemoryLattice();
     const run = await sync(lattice, fixtureResource('hello.yaml'));
-    // The first put first asks whether its key is lattice "default-hello-world"'s index, and whether
-    // its own lattice's index is one wadm can parse (see collisions.ts).
-    assert.deepEqual(kinds(run.actions), ['read-model', 'read-index', 'read-index', 'put', 'deploy']);
-    assert.deepEqual(run.actions.slice(1, 3), [{ kind: 'read-index', lattice: 'default-hello-world' }, { kind: 'read-index', lattice: 'default' }]);
+    // Our key read empty, so no lattice "default-hello-world" has an index there; and no model can
+    // sit at "default"'s index key (no "-" in it): nothing more to ask before the put (collisions.ts).
+    assert.deepEqual(kinds(run.actions), ['read-model', 'put', 'deploy']);
     const model = lattice.model('hello-world')!;
     assert.equal(model.deployed, run.response.status.version);
     assert.match(run.response.status.version!, /^sha-[0-9a-f]{16}$/);
+  });
+
+  it("in a lattice named with a \"-\", first reads its index key through the one model name that maps to it", async () => {
+    const lattice = new MemoryLattice();
+    const resource = fixtureResource('hello.yaml');
+    const anyLattice = fromPolicy({ rules: [{ namespaces: ['*'], lattices: ['*'] }] }, 'default');
+    const run = await lattice.run(decideSync, callOf(hookRequest({ ...resource, spec: { ...resource.spec, lattice: 'team-a' } }), anyLattice, { now: NOW }));
+    assert.deepEqual(kinds(run.actions), ['read-model', 'read-key', 'put', 'deploy']);
+    assert.deepEqual(run.actions[1], { kind: 'read-key', key: { lattice: 'team', name: 'a' } });
   });
 
   it('does not report Ready from a status wadm published before the deploy was acknowledged', async () => {
@@ -218,6 +226,21 @@ describe('wadm trouble', () => {
     assert.equal(run.response.resyncAfterSeconds, 5);
   });
 
+  it('reports a subject NATS refuses as Stalled LatticeNotPermitted, naming it, at the stalled pace', async () => {
+    const lattice = new MemoryLattice();
+    const refused = 'NATS refused this service\'s user to publish to "wadm.api.default.model.versions.hello-world" (permissions violation); grant it publish on "wadm.api.default.>" (see SECURITY.md)';
+    lattice.scripted.push({ kind: 'read-model', result: { kind: 'unavailable', reason: 'NotPermitted', message: refused } });
+    const run = await sync(lattice, fixtureResource('hello.yaml'), { status: { deployedVersion: 'sha-0000000000000001' } });
+    const { status } = run.response;
+    assert.deepEqual(status.conditions!.map((c) => [c.type, c.status, c.reason]), [
+      ['Ready', 'False', 'LatticeNotPermitted'],
+      ['Stalled', 'True', 'LatticeNotPermitted'],
+    ]);
+    assert.equal(status.message, `Cannot use lattice "default": ${refused}; will retry`);
+    assert.equal(status.deployedVersion, 'sha-0000000000000001', 'what was last known, not more');
+    assert.equal(run.response.resyncAfterSeconds, 60);
+  });
+
   it('reports a manifest wadm rejects as ManifestInvalid with wadm\'s message', async () => {
     const lattice = new MemoryLattice();
     lattice.scripted.push({ kind: 'put', result: { kind: 'rejected', message: 'Unable to parse manifest: boom' } });
@@ -233,7 +256,7 @@ describe('wadm trouble', () => {
     lattice.scripted.push({ kind: 'read-model', result: { kind: 'model', model: null } });
     lattice.seed('hello-world', [[version, { owner: 'default/hello-world', contentHash }]]);
     const run = await sync(lattice, fixtureResource('hello.yaml'));
-    assert.deepEqual(kinds(run.actions), ['read-model', 'read-index', 'read-index', 'put', 'read-model', 'deploy']);
+    assert.deepEqual(kinds(run.actions), ['read-model', 'put', 'read-model', 'deploy']);
   });
 
   it('gives up as LatticeUnavailable when wadm keeps contradicting itself', async () => {

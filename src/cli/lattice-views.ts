@@ -9,6 +9,7 @@ import { byCodeUnits } from '../core/order.js';
 import { check, readAll, type Options, type Outcome } from './commands.js';
 import { unifiedDiff } from './unified-diff.js';
 import { withWadm } from './wadm-session.js';
+import { WadmUnavailableError } from '../lattice/errors.js';
 
 /** YAML with sorted keys, so that a diff shows changes, not the key order of each writer. */
 const canonical = (value: unknown): string => (value === null ? '' : yaml.dump(value, { sortKeys: true, lineWidth: -1, noRefs: true }));
@@ -34,10 +35,22 @@ export async function diff(file: string, lattice: string | undefined, options: O
   });
 }
 
+/**
+ * wadm answers a lattice's list in one NATS message, and cannot send one larger than max_payload:
+ * a lattice of a few thousand applications cannot be listed (wash app list has the same limit).
+ */
+const TOO_MANY = (lattice: string) =>
+  `wadm did not send the list of lattice "${lattice}" in time. wadm answers it in one NATS message, which it cannot send once the lattice holds more applications than fit in the NATS server's max_payload (a few thousand; \`wash app list\` has the same limit); ask about one application with: wasmcloud-metacontroller status NAME --lattice ${lattice}\n`;
+
 /** Every model of the lattice with its deployed version and its owner (or "unowned"), by name. */
 export function list(lattice: string, config: Config): Promise<Outcome> {
   return withWadm(config, async (client) => {
-    const models = (await client.list(lattice)).sort((a, b) => byCodeUnits(a.name, b.name));
+    const listed = await client.list(lattice).catch((err: unknown) => {
+      if (err instanceof WadmUnavailableError && err.reason === 'Timeout') return undefined;
+      throw err;
+    });
+    if (listed === undefined) return { stdout: '', stderr: TOO_MANY(lattice), code: 2 };
+    const models = listed.sort((a, b) => byCodeUnits(a.name, b.name));
     const rows = [['NAME', 'DEPLOYED', 'LATEST', 'OWNER']];
     for (const model of models) {
       // The owner of the newest version: the one the hook checks first after the deployed one.

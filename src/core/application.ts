@@ -33,6 +33,8 @@ export interface Call {
   app: Application;
   /** The lattice policy lets this namespace target this lattice: if not, nothing is sent to NATS. */
   latticeAllowed: boolean;
+  /** Whether the policy lets this namespace use another lattice (one the application was in before). */
+  allows(lattice: string): boolean;
   /** The policy names this lattice literally (or it is the default): it may appear at any time. */
   latticeNamed?(lattice: string): boolean;
   previousStatus: unknown;
@@ -69,6 +71,7 @@ export function callOf(
     app,
     // Not cached with the application: the policy file may change while the spec does not.
     latticeAllowed: tenancy.allows(app.ref.namespace, app.lattice),
+    allows: (lattice) => tenancy.allows(app.ref.namespace, lattice),
     latticeNamed: (lattice) => lattice === tenancy.defaultLattice || (tenancy.names?.(lattice) ?? false),
     previousStatus: request.parent.status,
     now: options.now,

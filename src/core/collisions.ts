@@ -5,6 +5,7 @@
 // wadm does not notice: the second writer overwrites or corrupts the first. This module says
 // which keys a model touches and, from what wadm answered about that key, whether writing it
 // would collide. Pure: the core asks, the shell reads wadm.
+import type { KeyHolds } from './facts.js';
 import { verdict, type Verdict } from './reasons.js';
 
 export interface ModelName {
@@ -39,17 +40,28 @@ export function keySharers(model: ModelName): ModelName[] {
   return sharers;
 }
 
-/** What wadm answered about the key of a model we are about to put for the first time. */
+/**
+ * A (lattice, name) pair whose model key is this lattice's index key, so that reading that model
+ * reads the index key: one small reply, whatever the lattice holds. Undefined when none exists
+ * (a lattice without an inner `-`), and then no model can ever sit where the index goes.
+ */
+export function indexReader(lattice: string): ModelName | undefined {
+  for (let at = lattice.indexOf('-'); at > 0; at = lattice.indexOf('-', at + 1)) {
+    if (at < lattice.length - 1) return { lattice: lattice.slice(0, at), name: lattice.slice(at + 1) };
+  }
+  return undefined;
+}
+
+/** What wadm answered about the keys a model we are about to write touches. */
 export interface KeyEvidence {
   /**
    * `metadata.name` of the model wadm returned for our lattice and name: undefined when it
-   * returned none, null when it could not parse what the key holds (wadm's storage error).
+   * returned none, null when it could not read what the key holds as a model: wadm writes only
+   * models and lattice indexes to its bucket, so that is the index of the lattice named like our key.
    */
   storedName?: string | null;
-  /** The number of models the lattice named like our key lists (undefined: not asked). */
-  shadowedModels?: number | null;
-  /** Our own lattice's index could not be parsed by wadm (it holds another lattice's model). */
-  ownIndexUnreadable?: boolean;
+  /** What our own lattice's index key holds: a model there is another lattice's. */
+  ownIndex?: KeyHolds;
   /** The policy grants that lattice by its literal name, so it may appear at any time. */
   shadowedByPolicy?: boolean;
 }
@@ -66,9 +78,9 @@ export function collision(model: ModelName, evidence: KeyEvidence): Collision | 
   // name pair other than ours maps to this key with our own name.
   if (typeof evidence.storedName === 'string' && evidence.storedName !== model.name) return { kind: 'model', key };
   const lattice = shadowedLattice(model);
+  if (evidence.storedName === null) return { kind: 'index', key, lattice, existing: true };
   // wadm stores the model first and its name in the index second: a broken index half-writes.
-  if (evidence.ownIndexUnreadable) return { kind: 'own-index', key: indexKey(model.lattice) };
-  if (typeof evidence.shadowedModels === 'number' && evidence.shadowedModels > 0) return { kind: 'index', key, lattice, existing: true };
+  if (evidence.ownIndex === 'model') return { kind: 'own-index', key: indexKey(model.lattice) };
   if (evidence.shadowedByPolicy) return { kind: 'index', key, lattice, existing: false };
   return undefined;
 }

@@ -2,143 +2,125 @@
 // I/O, no clock (the call carries the time), inputs never mutated. The HTTP shell runs the steps.
 //
 // Glossary
-//   Application  the application as its resource says it: validated, rendered (application.ts)
-//   Call         one hook call: the application, the policy's word, the previous status, the time
-//   LatticeFacts what this call knows of wadm so far; the shell folds each result in (facts.ts)
-//   Step         what to do next: an Action (read or write) for the shell, or the answer
-//   Verdict      what the core concluded, with a Reason from the catalogue (reasons.ts)
+//   Application    the application as its resource says it: validated, rendered (application.ts)
+//   Call           one hook call: the application, the policy's word, the previous status, the time
+//   LatticeFacts   what this call knows of wadm so far; the shell folds each result in (facts.ts)
+//   Step           what to do next: an Action (read or write) for the shell, or the answer
+//   Verdict        what the core concluded, with a Reason from the catalogue (reasons.ts)
+//   former lattice one the application was in before its lattice changed (moves.ts)
 //
 // Two rules keep every replica's answer the same for the same state of wadm:
 //   - ownership is history: a model is ours when any version carries our owner annotation;
-//   - writes are decided on facts wadm gave during this call, never on remembered ones.
-import type { HookResponse } from '../schema/hook.js';
+//   - writes are decided on facts wadm gave during this call, never on remembered ones (but for
+//     the sizes of versions, which never change while a version exists: budget.ts).
 import type { Application, Call } from './application.js';
-import type { Action, Drift, LatticeFacts, ModelFacts, Write } from './facts.js';
-import { collision, nameCollision, shadowedLattice, type ModelName } from './collisions.js';
-import { isWadmName } from './names.js';
+import { withFormer, type Decision, type Step } from './answer.js';
+import { roomForPut } from './budget.js';
+import type { Drift, LatticeFacts, ModelFacts, Write } from './facts.js';
+import { collision, indexReader, nameCollision, shadowedLattice, type ModelName } from './collisions.js';
+import { adopts, ownership } from './ownership.js';
 import { verdict, type Verdict } from './reasons.js';
 import * as say from './reasons.js';
-import { buildStatus, fromWadm, justDeployed } from './status.js';
+import { fromWadm, justDeployed } from './status.js';
 
-export type Step = { action: Action } | { answer: HookResponse };
+export type { Step } from './answer.js';
+export { respond } from './answer.js';
+export { decideFinalize } from './finalize.js';
 
 type ValidApplication = Extract<Application, { valid: true }>;
 
 export function decideSync(call: Call, facts: LatticeFacts): Step {
+  const here = syncHere(call, facts);
+  if ('action' in here) return here;
+  // Former lattices are cleaned only once this one holds what the spec asks: a move never leaves
+  // the application running nowhere.
+  const cleanup = holdsSpec(call, facts, here.verdict) ? (call.app.deletionPolicy === 'Orphan' ? 'undeploy' : 'delete') : undefined;
+  return withFormer(call, facts, here.verdict, cleanup);
+}
+
+function syncHere(call: Call, facts: LatticeFacts): Decision {
   const { app } = call;
-  const answer = (v: Verdict): Step => ({ answer: respond(call, v) });
-  if (!app.valid) return answer(verdict('InvalidSpec', `Invalid spec: ${app.problems.join('; ')}`));
-  if (!call.latticeAllowed) return answer(say.latticeNotAllowed(app.ref.namespace, app.lattice));
+  if (!app.valid) return { verdict: verdict('InvalidSpec', `Invalid spec: ${app.problems.join('; ')}`) };
+  if (!call.latticeAllowed) return { verdict: say.latticeNotAllowed(app.ref.namespace, app.lattice) };
   const { version } = app.manifest;
   if (call.maxPayloadBytes !== undefined && say.putBytes(app.manifest) > call.maxPayloadBytes) {
-    return answer(say.manifestTooLarge(app.manifest, call.maxPayloadBytes));
+    return { verdict: say.manifestTooLarge(app.manifest, call.maxPayloadBytes) };
   }
-  if (facts.unavailable) return whyUnavailable(call, app, facts);
+  if (facts.unavailable) return { verdict: whyUnavailable(call, app, facts) };
   if (facts.model === undefined) return { action: { kind: 'read-model' } };
   const model = facts.model;
   const squatted = model?.storedName === undefined ? undefined : collision(wadmName(app), { storedName: model.storedName });
-  if (squatted) return answer(nameCollision(app, squatted, version));
+  if (squatted) return { verdict: nameCollision(app, squatted, version) };
   if (model !== null) {
-    const owner = ownership(app, model, version);
+    const owner = ownership(app, model, version, adopts(app));
     if ('read' in owner) return { action: { kind: 'read-version', version: owner.read } };
-    if (owner.is === 'foreign') return answer(say.ownershipConflict(app, owner.owners, version));
+    if (owner.is === 'foreign') return { verdict: say.ownershipConflict(app, owner.owners, version) };
   }
-  if (facts.rejected) return answer(say.rejected(facts.rejected.step, facts.rejected.message, version, model));
+  if (facts.rejected) return { verdict: say.rejected(facts.rejected.step, facts.rejected.message, version, model) };
   const conflict = pinnedConflict(app, model);
-  if (conflict) return 'read' in conflict ? { action: { kind: 'read-version', version: conflict.read } } : answer(conflict.verdict);
+  if (conflict) return 'read' in conflict ? { action: { kind: 'read-version', version: conflict.read } } : { verdict: conflict.verdict };
 
-  const write = nextWrite(call, app, model, facts);
+  const next = nextWrite(call, app, model, facts);
   // Remembered facts may miss a `wash app put` (wadm announces none): ask wadm before writing.
-  if (write && model?.remembered) return { action: { kind: 'read-model', fresh: true } };
-  // Only the first put creates wadm keys: only it pays for asking whether they are taken.
-  if (write && 'kind' in write && write.kind === 'put' && model === null) {
-    const before = firstPut(call, app, facts);
-    if (before) return before;
+  if (next && model?.remembered) return { action: { kind: 'read-model', fresh: true } };
+  if (next && 'verdict' in next) return next;
+  // Only the first put creates wadm keys: only it needs to know whether they are taken.
+  if (next && 'kind' in next && next.kind === 'put' && model === null) {
+    const taken = firstPut(call, app, facts);
+    if (taken) return taken;
   }
-  if (write) return 'read' in write ? { action: { kind: 'read-version', version: write.read } } : { action: write };
-  if (app.suspend) return answer(say.suspended(version));
+  if (next) return 'read' in next ? { action: { kind: 'read-version', version: next.read } } : { action: next };
+  if (app.suspend) return { verdict: say.suspended(version) };
   // Whatever wadm says right after our own deploy predates it: no need to ask (on a cold start
   // with thousands of applications, one wadm request in four).
-  const deploy = facts.writes.find((w): w is Extract<Write, { kind: 'deploy' }> => w.kind === 'deploy' && w.version === version);
-  if (deploy) return answer(justDeployed(version, deploy.replacing && say.drift(deploy.replacing)));
+  const deploy = facts.writes.find((w): w is Extract<Write, { kind: 'deploy' }> => w.kind === 'deploy' && w.lattice === undefined && w.version === version);
+  if (deploy) return { verdict: justDeployed(version, deploy.replacing && say.drift(deploy.replacing)) };
   if (facts.status === undefined) return { action: { kind: 'read-status' } };
   // Still waiting for wadm to speak of our deploy: keep saying what drift it healed.
-  if (facts.status.predatesDeploy) return answer(justDeployed(version, say.healedBefore(call.previousStatus, version)));
-  return answer(fromWadm(version, app.lattice, facts.status));
+  if (facts.status.predatesDeploy) return { verdict: justDeployed(version, say.healedBefore(call.previousStatus, version)) };
+  return { verdict: fromWadm(version, app.lattice, facts.status) };
 }
 
-export function decideFinalize(call: Call, facts: LatticeFacts): Step {
+/** The current lattice has what the spec asks: the desired version deployed, or nothing while suspended. */
+function holdsSpec(call: Call, facts: LatticeFacts, v: Verdict): boolean {
   const { app } = call;
-  const done = (v: Verdict): Step => ({ answer: respond(call, v, true) });
-  const waiting = (v: Verdict): Step => ({ answer: respond(call, v, false) });
-  const where = `application "${app.ref.name}" in lattice "${app.lattice}"`;
-  if (app.deletionPolicy === 'Orphan') return done(verdict('Orphaned', 'Left in wadm as it is (deletionPolicy: Orphan)'));
-  // wadm could never have stored a model under a name or lattice that is not a subject token.
-  if (!isWadmName(app.ref.name) || !isWadmName(app.lattice)) return done(verdict('Deleted', 'Nothing to delete: the name or lattice was never valid for wadm'));
-  // Nothing is ever sent to a lattice the namespace may not use, not even a delete.
-  if (!call.latticeAllowed) {
-    return done(verdict('LatticeNotAllowed', `Left in wadm: namespace "${app.ref.namespace}" may not use lattice "${app.lattice}"`, { phase: 'Undeployed' }));
-  }
-  const version = app.valid ? app.manifest.version : undefined;
-  if (facts.unavailable) {
-    // Our key holding another lattice's index holds nothing of ours: the first put was refused.
-    const { reason, during } = facts.unavailable;
-    const shadowed = shadowedLattice({ lattice: app.lattice, name: app.ref.name });
-    if (reason === 'StorageError' && during === 'read-model' && facts.indexes?.[shadowed] === undefined) return { action: { kind: 'read-index', lattice: shadowed } };
-    if ((facts.indexes?.[shadowed] ?? 0) > 0) return done(verdict('Deleted', `Nothing to delete: the wadm key of ${where} is lattice "${shadowed}"'s list of applications`));
-    return waiting(say.unavailable(app.lattice, facts.unavailable, version, call.previousStatus));
-  }
-  if (facts.model === undefined) return { action: { kind: 'read-model' } };
-  if (facts.model === null) return done(verdict('Deleted', `Deleted from wadm lattice "${app.lattice}"`));
-  const owner = ownership(app, facts.model, version);
-  if ('read' in owner) return { action: { kind: 'read-version', version: owner.read } };
-  if (owner.is === 'foreign') return done(verdict('NotOwned', `Left in wadm: ${where} ${say.heldBy(app, owner.owners)}`));
-  if (facts.rejected) return waiting(verdict('DeleteFailed', `wadm refused to delete the application: ${facts.rejected.message}`));
-  if (facts.model.remembered) return { action: { kind: 'read-model', fresh: true } };
-  // One delete without a version removes every version, foreign ones included: the model is ours.
-  return { action: { kind: 'delete', version: null } };
+  if (!app.valid) return false;
+  if (app.suspend) return v.reason === 'Suspended';
+  return v.deployedVersion === app.manifest.version && facts.model?.deployedVersion === app.manifest.version;
 }
 
 /**
- * wadm could not be asked. A storage error reading our own key may be wadm failing to parse
- * another lattice's index stored there: ask that lattice before calling it anything else. A
- * storage error while other lattices answer is this lattice's storage, not an outage.
+ * wadm could not be asked, or refused. A storage error reading our own key while wadm's store
+ * answers means the key holds what wadm cannot read as a model: the index of the lattice named
+ * like the key (wadm writes nothing else there), so writing it is a collision, not an outage.
  */
-function whyUnavailable(call: Call, app: ValidApplication, facts: LatticeFacts): Step {
+function whyUnavailable(call: Call, app: ValidApplication, facts: LatticeFacts): Verdict {
   const cause = facts.unavailable!;
   const { version } = app.manifest;
-  const storage = cause.reason === 'StorageError';
-  const shadowed = shadowedLattice(wadmName(app));
-  if (storage && cause.during === 'read-model' && facts.indexes?.[shadowed] === undefined) return { action: { kind: 'read-index', lattice: shadowed } };
-  const found = storage ? collision(wadmName(app), { storedName: null, shadowedModels: facts.indexes?.[shadowed] }) : undefined;
-  if (found) return { answer: respond(call, nameCollision(app, found, version)) };
-  // Only a read of our own key: a write's storage error may be a compare-and-set race worth a quick retry.
-  if (storage && cause.isolated && cause.during === 'read-model') return { answer: respond(call, say.latticeStorageError(app.lattice, cause.message, version, call.previousStatus)) };
-  return { answer: respond(call, say.unavailable(app.lattice, cause, version, call.previousStatus)) };
+  if (cause.reason === 'NotPermitted') return say.latticeNotPermitted(app.lattice, cause.message, version, call.previousStatus);
+  if (cause.reason === 'StorageError' && cause.isolated && cause.during === 'read-model') {
+    return nameCollision(app, collision(wadmName(app), { storedName: null })!, version);
+  }
+  return say.unavailable(app.lattice, cause, version, call.previousStatus);
 }
 
-/** Before the first put: the lattice our key would shadow, and our own lattice's index. */
-function firstPut(call: Call, app: ValidApplication, facts: LatticeFacts): Step | undefined {
+/**
+ * Before the first put: our own key was read (empty), so no lattice named like it has an index
+ * (wadm never deletes an index once written); what remains is whether our lattice's index key
+ * holds another lattice's model, read through the one model name that maps to it, and whether the
+ * policy may yet create a lattice named like our key.
+ */
+function firstPut(call: Call, app: ValidApplication, facts: LatticeFacts): Decision | undefined {
   const name = wadmName(app);
-  const shadowed = shadowedLattice(name);
-  const unread = [shadowed, app.lattice].find((lattice) => facts.indexes?.[lattice] === undefined);
-  if (unread !== undefined) return { action: { kind: 'read-index', lattice: unread } };
-  const evidence = { shadowedModels: facts.indexes![shadowed], ownIndexUnreadable: facts.indexes![app.lattice] === null, shadowedByPolicy: call.latticeNamed?.(shadowed) ?? false };
-  const found = collision(name, evidence);
-  return found && { answer: respond(call, nameCollision(app, found, app.manifest.version)) };
+  const reader = indexReader(app.lattice);
+  const ownIndex = facts.keys?.[app.lattice];
+  if (reader && ownIndex === undefined) return { action: { kind: 'read-key', key: reader } };
+  const found = collision(name, { ownIndex, shadowedByPolicy: call.latticeNamed?.(shadowedLattice(name)) ?? false });
+  return found && { verdict: nameCollision(app, found, app.manifest.version) };
 }
 
-function wadmName(app: ValidApplication): ModelName {
+function wadmName(app: Application): ModelName {
   return { lattice: app.lattice, name: app.ref.name };
-}
-
-export function respond(call: Call, v: Verdict, finalized?: boolean): HookResponse {
-  const context = { generation: call.app.ref.generation, lattice: call.app.lattice, previous: call.previousStatus, now: call.now };
-  const { status, resyncAfterSeconds } = buildStatus(context, v);
-  const response: HookResponse = { status, children: [] };
-  if (resyncAfterSeconds !== undefined) response.resyncAfterSeconds = resyncAfterSeconds;
-  if (finalized !== undefined) response.finalized = finalized;
-  return response;
 }
 
 /** A pinned name says nothing about content: compare the hash we stored when we put it. */
@@ -151,13 +133,11 @@ function pinnedConflict(app: ValidApplication, model: ModelFacts | null): { read
   return { verdict: verdict('VersionConflict', `version "${version}" already exists in wadm with different content: change spec.version to publish this spec`, { version }) };
 }
 
-/** The write that brings wadm closer to the spec, a version to read first, or nothing left to do. */
-function nextWrite(call: Call, app: ValidApplication, model: ModelFacts | null, facts: LatticeFacts): Write | { read: string } | undefined {
+/** The write that brings wadm closer to the spec, a version to read first, a refusal, or nothing left to do. */
+function nextWrite(call: Call, app: ValidApplication, model: ModelFacts | null, facts: LatticeFacts): Write | { read: string } | { verdict: Verdict } | undefined {
   const { version } = app.manifest;
   if (app.suspend) return model?.deployedVersion ? { kind: 'undeploy' } : undefined;
-  if (model === null || !model.versions.includes(version)) {
-    return { kind: 'put', version, body: call.body(), owner: app.owner, contentHash: app.manifest.contentHash };
-  }
+  if (model === null || !model.versions.includes(version)) return putWithRoom(call, app, model, facts);
   if (model.deployedVersion !== version) {
     const deployed = model.deployedVersion;
     if (deployed !== null && !Object.hasOwn(model.known, deployed)) return { read: deployed };
@@ -165,6 +145,21 @@ function nextWrite(call: Call, app: ValidApplication, model: ModelFacts | null, 
     return replacing ? { kind: 'deploy', version, replacing } : { kind: 'deploy', version };
   }
   return facts.pruneBlocked ? undefined : nextPrune(app, model);
+}
+
+/** The put, once wadm's stored value of the model has room for it (budget.ts). */
+function putWithRoom(call: Call, app: ValidApplication, model: ModelFacts | null, facts: LatticeFacts): Write | { read: string } | { verdict: Verdict } {
+  const { version, bytes, contentHash } = app.manifest;
+  const room = roomForPut(model, { version, bytes, owner: app.owner, revisionHistoryLimit: app.revisionHistoryLimit }, call.maxPayloadBytes);
+  if ('read' in room) return room;
+  if ('tooLarge' in room) return { verdict: say.modelTooLarge(version, room.tooLarge, call.maxPayloadBytes!, model!.deployedVersion) };
+  if ('prune' in room) {
+    // wadm refused to delete an old version: nothing else makes room, and a put would go unanswered.
+    const refused = facts.failed.find(({ write }) => write.kind === 'delete' && write.lattice === undefined);
+    if (facts.pruneBlocked && refused) return { verdict: say.rejected('delete', refused.reason, version, model) };
+    return { kind: 'delete', version: room.prune };
+  }
+  return { kind: 'put', version, body: call.body(), owner: app.owner, contentHash, bytes };
 }
 
 /**
@@ -191,26 +186,6 @@ function nextPrune(app: ValidApplication, model: ModelFacts): Write | undefined 
   return oldest === undefined ? undefined : { kind: 'delete', version: oldest };
 }
 
-/** Versions read to find our owner annotation before a model is called foreign. */
-const MAX_OWNERSHIP_READS = 12;
-
-type Ownership = { is: 'ours' } | { is: 'foreign'; owners: (string | null)[] } | { read: string };
-
-/**
- * A model is ours when any version carries our owner annotation, or when every version is
- * unowned and the resource adopts it. Versions are read most telling first: the deployed one,
- * the desired one, then newest to oldest (the newest came with the model).
- */
-function ownership(app: Application, model: ModelFacts, desired: string | undefined): Ownership {
-  const known = Object.values(model.known);
-  if (known.some((v) => v.owner === app.owner)) return { is: 'ours' };
-  const candidates = [model.deployedVersion, desired, ...[...model.versions].reverse()];
-  const unread = candidates.find((v): v is string => v != null && model.versions.includes(v) && !Object.hasOwn(model.known, v));
-  if (unread !== undefined && known.length < MAX_OWNERSHIP_READS) return { read: unread };
-  const adoptable = app.valid && app.adopt && known.every((v) => v.owner === null);
-  return adoptable ? { is: 'ours' } : { is: 'foreign', owners: known.map((v) => v.owner) };
-}
-
 /**
  * What the shell should remember of the model after a call: a model wadm described during this
  * call and that is ours (an absent or foreign one can change without any event); null to forget
@@ -220,6 +195,6 @@ export function memorable(call: Call, facts: LatticeFacts): ModelFacts | null | 
   const { model } = facts;
   if (model === undefined || model?.remembered) return 'unchanged';
   if (model === null || facts.unavailable) return null;
-  const owner = ownership(call.app, model, call.app.valid ? call.app.manifest.version : undefined);
+  const owner = ownership(call.app, model, call.app.valid ? call.app.manifest.version : undefined, adopts(call.app));
   return 'is' in owner && owner.is === 'ours' ? model : null;
 }

@@ -2,8 +2,11 @@
 // decides the next step from these facts; the shell performs it and folds the result back in with
 // `learn`. Facts are never mutated: each fold returns new facts.
 
-/** Why wadm could not be asked: the hook reports it as Ready=Unknown and retries. */
-export type UnavailableReason = 'Disconnected' | 'NoResponders' | 'Timeout' | 'StorageError' | 'BadReply';
+/**
+ * Why wadm could not be asked: the hook reports it as Ready=Unknown and retries; NotPermitted (the
+ * service's NATS user may not use the subject) is the platform's to grant, reported as Stalled.
+ */
+export type UnavailableReason = 'Disconnected' | 'NoResponders' | 'Timeout' | 'StorageError' | 'BadReply' | 'NotPermitted';
 
 /** What we know of one version of a model: who put it and what it contains. */
 export interface VersionFacts {
@@ -11,6 +14,8 @@ export interface VersionFacts {
   /** Our owner annotation (`<namespace>/<name>` of a resource), null when absent. */
   owner: string | null;
   contentHash: string | null;
+  /** Bytes of the manifest as wadm stores it (read back, or the body we put): the model's KV value holds every version. */
+  bytes?: number;
 }
 
 /** What `model.versions` and `model.get` tell us about a model. */
@@ -27,6 +32,11 @@ export interface ModelFacts {
   remembered?: boolean;
   /** `metadata.name` of the newest manifest wadm returned: another name means another lattice's model shares our key. */
   storedName?: string;
+  /**
+   * Sizes of versions not read in this call but known to this replica (a version's content never
+   * changes while it exists): enough to budget the model's stored size, never to judge ownership.
+   */
+  sizes?: Readonly<Record<string, number>>;
 }
 
 /** wadm's status of an application (the fields we read). */
@@ -51,8 +61,10 @@ export interface LatticeFacts {
   pruneBlocked?: boolean;
   /** `during`: the action that failed; `isolated`: wadm answers other lattices meanwhile. */
   unavailable?: { reason: UnavailableReason; message: string; during: Action['kind']; isolated?: boolean };
-  /** How many applications a lattice lists, by lattice; null: wadm cannot parse its index (see collisions.ts). */
-  indexes?: Readonly<Record<string, number | null>>;
+  /** What wadm keys hold, by key, as read through a model name that maps to them (see collisions.ts). */
+  keys?: Readonly<Record<string, KeyHolds>>;
+  /** What this call learnt of the lattices the application was in before spec.lattice changed. */
+  former?: Readonly<Record<string, LatticeFacts>>;
   /** Writes wadm confirmed in this call. */
   writes: Write[];
   /** Writes wadm refused or never answered, with why: logged, never counted as done. */
@@ -61,19 +73,37 @@ export interface LatticeFacts {
 
 export const NO_FACTS: LatticeFacts = { writes: [], failed: [] };
 
+/**
+ * What a wadm KV key holds: nothing, a model, or what wadm cannot read as a model (wadm writes
+ * nothing else to its bucket than models and lattice indexes, so: an index).
+ */
+export type KeyHolds = 'nothing' | 'model' | 'index';
+
+/**
+ * `lattice`: set on the actions for a lattice the application was in before spec.lattice changed;
+ * absent, the action is for the application's own lattice.
+ */
+interface Target {
+  lattice?: string;
+}
+
 /** `fresh`: from wadm, not from memory (before a write). */
-export type Read =
-  | { kind: 'read-model'; fresh?: true }
-  | { kind: 'read-version'; version: string }
-  | { kind: 'read-status' }
-  /** The models another lattice lists (model.get without a name): is its index where our model would go? */
-  | { kind: 'read-index'; lattice: string };
-export type Write =
-  | { kind: 'put'; version: string; body: string; owner: string; contentHash: string }
-  /** `replacing`: what wadm had deployed instead, when it was not ours (drift being healed). */
-  | { kind: 'deploy'; version: string; replacing?: Drift }
-  | { kind: 'undeploy' }
-  | { kind: 'delete'; version: string | null };
+export type Read = Target &
+  (
+    | { kind: 'read-model'; fresh?: true }
+    | { kind: 'read-version'; version: string }
+    | { kind: 'read-status' }
+    /** What the key of (lattice, name) holds, read through that pair: one small reply whatever the lattices hold. */
+    | { kind: 'read-key'; key: { lattice: string; name: string } }
+  );
+export type Write = Target &
+  (
+    | { kind: 'put'; version: string; body: string; owner: string; contentHash: string; bytes: number }
+    /** `replacing`: what wadm had deployed instead, when it was not ours (drift being healed). */
+    | { kind: 'deploy'; version: string; replacing?: Drift }
+    | { kind: 'undeploy' }
+    | { kind: 'delete'; version: string | null }
+  );
 export type Action = Read | Write;
 
 /** What wadm had deployed (null: nothing) because of a change outside Kubernetes that our deploy undoes. */
@@ -84,8 +114,7 @@ export type ActionResult =
   | { kind: 'model'; model: ModelFacts | null }
   | { kind: 'version'; version: string; facts: VersionFacts | null }
   | { kind: 'status'; status: StatusFacts }
-  /** models null: wadm answered a storage error for this key alone (its index holds something else). */
-  | { kind: 'index'; lattice: string; models: number | null }
+  | { kind: 'key'; key: string; holds: KeyHolds }
   | { kind: 'done' }
   /** The write found the model other than we thought (version exists, app gone): read it again. */
   | { kind: 'stale' }
@@ -98,6 +127,7 @@ export function isWrite(action: Action): action is Write {
 }
 
 export function learn(facts: LatticeFacts, action: Action, result: ActionResult): LatticeFacts {
+  if (action.lattice !== undefined) return learnFormer(facts, action as Action & { lattice: string }, result);
   switch (result.kind) {
     case 'model':
       return { ...facts, model: result.model };
@@ -105,8 +135,8 @@ export function learn(facts: LatticeFacts, action: Action, result: ActionResult)
       return { ...facts, model: withVersion(facts.model, result.version, result.facts) };
     case 'status':
       return { ...facts, status: result.status };
-    case 'index':
-      return { ...facts, indexes: { ...facts.indexes, [result.lattice]: result.models } };
+    case 'key':
+      return { ...facts, keys: { ...facts.keys, [result.key]: result.holds } };
     case 'stale':
       return { ...facts, model: undefined };
     case 'unavailable': {
@@ -127,6 +157,19 @@ export function learn(facts: LatticeFacts, action: Action, result: ActionResult)
   }
 }
 
+/**
+ * A former lattice's facts are its own; its writes, confirmed or failed, are also the call's, so
+ * that they are logged and counted, and so that an answer after them is not kept as settled.
+ */
+function learnFormer(facts: LatticeFacts, action: Action & { lattice: string }, result: ActionResult): LatticeFacts {
+  const { lattice: _lattice, ...own } = action;
+  const before = facts.former?.[action.lattice] ?? NO_FACTS;
+  const after = learn(before, own as Action, result);
+  const writes = after.writes.length > before.writes.length ? [...facts.writes, action as Write] : facts.writes;
+  const failed = after.failed.length > before.failed.length ? [...facts.failed, { ...after.failed.at(-1)!, write: action as Write }] : facts.failed;
+  return { ...facts, writes, failed, former: { ...facts.former, [action.lattice]: after } };
+}
+
 /** A version read one by one; null (gone since model.versions listed it) means: read the model again. */
 function withVersion(model: ModelFacts | null | undefined, version: string, facts: VersionFacts | null): ModelFacts | null | undefined {
   if (!model || facts === null) return undefined;
@@ -137,7 +180,7 @@ function withVersion(model: ModelFacts | null | undefined, version: string, fact
 function afterWrite(model: ModelFacts | null | undefined, write: Write): ModelFacts | null | undefined {
   switch (write.kind) {
     case 'put': {
-      const facts: VersionFacts = { version: write.version, owner: write.owner, contentHash: write.contentHash };
+      const facts: VersionFacts = { version: write.version, owner: write.owner, contentHash: write.contentHash, bytes: write.bytes };
       const known = { ...model?.known, [write.version]: facts };
       return model ? { ...model, versions: [...model.versions, write.version], known } : { versions: [write.version], deployedVersion: null, known };
     }

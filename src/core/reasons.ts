@@ -61,6 +61,7 @@ export const REASONS = {
     fixedBy: 'user',
     doc: "the rendered manifest is larger than the NATS server's `max_payload`; the message gives both sizes. Nothing was sent: shrink the spec (move large config into config references) or raise `max_payload`",
   },
+  ModelTooLarge: { phases: ['Failed'], ready: 'False', condition: 'Stalled', pace: 'settled', fixedBy: 'user', doc: "wadm keeps every version of an application in one NATS message: the deployed version and the new one together would pass the NATS server's `max_payload`, so nothing was put (older versions are deleted to make room first, never the deployed one); the message gives both sizes: shrink the spec, or raise `max_payload`" },
   ManifestInvalid: { phases: ['Invalid'], ready: 'False', condition: 'Stalled', pace: 'settled', fixedBy: 'user', doc: "wadm refused the manifest; the message is wadm's" },
   LatticeNotAllowed: {
     phases: ['Failed', 'Undeployed'],
@@ -104,14 +105,7 @@ export const REASONS = {
     fixedBy: 'platform',
     doc: 'NATS or wadm cannot be reached (disconnected, no responders, timeout, storage errors while no other lattice answers); the last known wadm fields are kept and the hook retries',
   },
-  LatticeStorageError: {
-    phases: ['Failed'],
-    ready: 'False',
-    condition: 'Stalled',
-    pace: 'stalled',
-    fixedBy: 'platform',
-    doc: "wadm answers other lattices but only `Internal storage error` for this one: its stored list of applications is corrupted or collides with an application's key; the message names the lattice; retried every 60 s",
-  },
+  LatticeNotPermitted: { phases: ['Failed', 'Undeployed'], ready: 'False', condition: 'Stalled', pace: 'stalled', fixedBy: 'platform', doc: "NATS refuses this service's user a subject of that lattice (permissions violation); the message names the subject and what to grant (SECURITY.md); other lattices keep working; retried every 60 s. At finalize the application is left in wadm" },
   Deleted: { phases: ['Undeployed'], ready: 'False', pace: 'settled', fixedBy: 'nobody', finalize: true, doc: 'the application and all its versions were deleted from wadm (or never existed)' },
   Orphaned: { phases: ['Undeployed'], ready: 'False', pace: 'settled', fixedBy: 'nobody', finalize: true, doc: '`deletionPolicy: Orphan`: the application keeps running in wadm' },
   NotOwned: { phases: ['Undeployed'], ready: 'False', pace: 'settled', fixedBy: 'nobody', finalize: true, doc: 'the wadm application was not this resource\'s, so it was left as it is' },
@@ -162,13 +156,21 @@ export function manifestTooLarge(manifest: { version: string; bytes: number }, m
   return verdict('ManifestTooLarge', message, { version: manifest.version });
 }
 
-/** wadm answers other lattices but not this one's storage: not an outage, not fixed by retrying soon. */
-export function latticeStorageError(lattice: string, message: string, version: string | undefined, previous: unknown): Verdict {
-  const text =
-    `wadm answers other lattices but reports "${message}" for lattice "${lattice}": its stored list of applications is corrupted ` +
-    'or collides with the key of an application in another lattice; the platform team must repair the wadm KV bucket; will retry';
+/** NATS refused a subject of this lattice: the platform grants it, retrying soon changes nothing. */
+export function latticeNotPermitted(lattice: string, message: string, version: string | undefined, previous: unknown): Verdict {
   const last = lastKnown(previous);
-  return verdict('LatticeStorageError', text, { ...(version !== undefined ? { version } : {}), deployedVersion: last.deployedVersion, scalers: last.scalers });
+  const text = `Cannot use lattice "${lattice}": ${message}; will retry`;
+  return verdict('LatticeNotPermitted', text, { ...(version !== undefined ? { version } : {}), deployedVersion: last.deployedVersion, scalers: last.scalers });
+}
+
+/** Even the deployed version and the new one would not fit in the one NATS message wadm stores them in. */
+export function modelTooLarge(version: string, size: { bytes: number; limit: number }, maxPayloadBytes: number, deployedVersion: string | null): Verdict {
+  const together = deployedVersion === null ? `version ${version} and the version that keeps this resource its owner` : `the deployed version ${deployedVersion} and version ${version}`;
+  const message =
+    `wadm keeps every version of an application in one NATS message: ${together} would take ${size.bytes} bytes, ` +
+    `more than the ${size.limit} bytes that the NATS server's max_payload of ${maxPayloadBytes} bytes leaves for it, so nothing was put ` +
+    '(older versions are deleted to make room first); shrink the spec, or raise max_payload on the NATS servers';
+  return verdict('ModelTooLarge', message, { version, deployedVersion });
 }
 
 export function unavailable(lattice: string, cause: { reason: string; message: string }, version: string | undefined, previous: unknown): Verdict {

@@ -9,6 +9,8 @@ import { REASONS, verdict, type Pace, type Verdict } from './reasons.js';
 export interface StatusContext {
   generation: number;
   lattice: string;
+  /** Lattices the application was in before and may still be in (moves.ts); written only when some are. */
+  formerLattices?: string[];
   /** The parent's current status, possibly stale: only used to keep transition times. */
   previous: unknown;
   now: number;
@@ -37,6 +39,8 @@ export function buildStatus(context: StatusContext, verdict: Verdict): StatusAns
   if ('condition' in info) conditions.push(condition(info.condition, 'True'));
 
   const status: ApplicationStatus = { observedGeneration: context.generation, lattice: context.lattice };
+  const former = context.formerLattices ?? [];
+  if (former.length > 0) status.formerLattices = former;
   if (verdict.version !== undefined) status.version = verdict.version;
   if (verdict.deployedVersion) status.deployedVersion = verdict.deployedVersion;
   status.phase = verdict.phase;
@@ -45,7 +49,9 @@ export function buildStatus(context: StatusContext, verdict: Verdict): StatusAns
   status.conditions = conditions;
 
   const readySince = Date.parse(conditions[0]!.lastTransitionTime);
-  const resyncAfterSeconds = resyncDelay(info.pace, context.now - readySince);
+  // A former lattice still to clean up is work to come back to, whatever this lattice's verdict.
+  const pace = former.length > 0 && info.pace === 'settled' ? 'unavailable' : info.pace;
+  const resyncAfterSeconds = resyncDelay(pace, context.now - readySince);
   return resyncAfterSeconds === undefined ? { status } : { status, resyncAfterSeconds };
 }
 

@@ -51,8 +51,11 @@ export interface Hooks {
   readonly answers: Answers;
 }
 
-/** Enough for read, ownership reads, put, deploy, a full prune of 50 versions and a status read. */
-export const MAX_STEPS = 64;
+/**
+ * Enough for read, ownership reads, sizes of up to 50 versions and the prunes to make room, put,
+ * deploy, a status read and the clean-up of former lattices.
+ */
+export const MAX_STEPS = 160;
 
 const DECIDE: Record<HookName, (call: Call, facts: LatticeFacts) => Step> = { sync: decideSync, finalize: decideFinalize };
 
@@ -67,7 +70,7 @@ export function createHooks(deps: HookDeps): Hooks {
     const perform = (action: Action): Promise<ActionResult> =>
       deps.now() > deadline
         ? Promise.resolve({ kind: 'unavailable', reason: 'Timeout', message: `no time left within this hook call (${deps.budgetMs} ms)` })
-        : deps.lattice.perform(lattice, ref.name, action);
+        : deps.lattice.perform(action.lattice ?? lattice, ref.name, action);
     const checkpoint = knowledge?.checkpoint() ?? 0;
     const result = await runSteps(DECIDE[hook], call, perform);
     const model = memorable(call, result.facts);
@@ -151,6 +154,11 @@ function logRun(log: Logger, hook: HookName, run: Run): void {
 }
 
 function describeWrite(write: Write): string {
+  const done = describeWriteHere(write);
+  return write.lattice === undefined ? done : `${done} in former lattice ${write.lattice}`;
+}
+
+function describeWriteHere(write: Write): string {
   switch (write.kind) {
     case 'put':
       return `put version ${write.version}`;

@@ -96,7 +96,7 @@ export function startNatsLink(options: NatsLinkOptions, logger: Logger): NatsLin
         logger.info({ server: nc.getServer() }, 'NATS connected');
         setConnected(true);
         for (const listener of reconnectListeners) listener();
-        void watch(nc);
+        watch(nc).catch((err: unknown) => logger.error({ err: errorText(err) }, 'NATS status stream failed'));
         const closed = await nc.closed();
         connection = undefined;
         setConnected(false);
@@ -112,7 +112,8 @@ export function startNatsLink(options: NatsLinkOptions, logger: Logger): NatsLin
     }
   }
 
-  void keepConnected();
+  // It catches every failure of an attempt; a throw here is a bug, logged rather than left unhandled.
+  keepConnected().catch((err: unknown) => logger.fatal({ err: errorText(err) }, 'NATS connection loop ended'));
   return {
     current: () => (connected ? connection : undefined),
     isConnected: () => connected,

@@ -21,12 +21,19 @@ export function outcomeOf(err: unknown): string {
   const code = (err as NatsError).code;
   if (code === ErrorCode.NoResponders) return 'no_responders';
   if (code === ErrorCode.Timeout) return 'timeout';
+  if (code === ErrorCode.PermissionsViolation) return 'permission_denied';
   return err instanceof SyntaxError ? 'bad_reply' : 'error';
 }
 
-/** What a failed NATS request means for the hook: which kind of unavailable. */
-export function unavailable(err: unknown, subject: string, timeoutMs: number): WadmUnavailableError {
+/**
+ * What a failed NATS request means for the hook: which kind of unavailable. `grant`: what the
+ * service's NATS user needs to use the request's lattice, said when NATS refused the subject.
+ */
+export function unavailable(err: unknown, subject: string, timeoutMs: number, grant: string): WadmUnavailableError {
   const code = (err as NatsError).code;
+  if (code === ErrorCode.PermissionsViolation) {
+    return new WadmUnavailableError('NotPermitted', `NATS refused this service's user to publish to "${subject}" (permissions violation); grant it ${grant} (see SECURITY.md)`);
+  }
   if (code === ErrorCode.NoResponders) return new WadmUnavailableError('NoResponders', `no wadm is listening on ${subject}`);
   if (code === ErrorCode.Timeout) return new WadmUnavailableError('Timeout', `wadm did not answer ${subject} within ${timeoutMs} ms`);
   if (err instanceof SyntaxError) return new WadmUnavailableError('BadReply', `wadm's reply to ${subject} is not JSON`);

@@ -2,19 +2,32 @@
 // core's terms. Everything wadm- and NATS-specific about an action lives here, and so does the
 // rule for using what Knowledge remembers: only while connected, and only while the lattice's
 // wadm has answered within the liveness window (else one shared probe asks it first).
-import type { Action, ActionResult, ModelFacts, VersionFacts } from '../core/facts.js';
+import { modelKey, type ModelName } from '../core/collisions.js';
+import type { Action, ActionResult, KeyHolds, ModelFacts, VersionFacts } from '../core/facts.js';
 import { CONTENT_HASH_ANNOTATION, OWNER_ANNOTATION } from '../core/names.js';
 import { WadmUnavailableError } from './errors.js';
 import type { Knowledge } from './knowledge.js';
 import type { LatticeWatch } from './watch.js';
 import type { WadmClient, WriteOutcome } from './wadm-client.js';
 
+/** Lattices whose index key is known to hold an index: more are forgotten, not kept without bound. */
+const MAX_INDEXES_KNOWN = 10_000;
+
 export class LatticeGateway {
+  /**
+   * Lattices whose index key holds their index. wadm never deletes an index once written, and a
+   * model can then never be put under that key (wadm cannot read it as one): a fact for good, so
+   * each lattice's first put pays for the read-key once per process, not once per application.
+   */
+  private readonly indexed = new Set<string>();
+
   constructor(
     private readonly client: WadmClient,
     private readonly knowledge: Knowledge,
     private readonly watch: LatticeWatch,
     private readonly isConnected: () => boolean,
+    /** A read-key NATS refused, answered from the lattice's own list instead: said once per lattice. */
+    private readonly onKeyReadRefused: (lattice: string, message: string) => void = () => undefined,
   ) {}
 
   async perform(lattice: string, name: string, action: Action): Promise<ActionResult> {
@@ -28,7 +41,7 @@ export class LatticeGateway {
       if (err.reason !== 'StorageError') return { kind: 'unavailable', reason: err.reason, message: err.message };
       this.knowledge.storageFailed(lattice);
       // Another lattice answered lately, or the store answers a read now: the trouble is this lattice's.
-      const isolated = this.knowledge.healthyElsewhere(lattice) || (await this.client.storeWorks());
+      const isolated = this.knowledge.healthyElsewhere(lattice) || (await this.client.storeWorks(lattice));
       return { kind: 'unavailable', reason: err.reason, message: err.message, isolated };
     }
   }
@@ -36,22 +49,29 @@ export class LatticeGateway {
   private async attempt(lattice: string, name: string, action: Action): Promise<ActionResult> {
     switch (action.kind) {
       case 'read-model':
-        // Subscribe before any write, so that status published after our deploy is seen.
-        this.watch.watch(lattice);
+        // Subscribe before any write, so that status published after our deploy is seen (not for
+        // a lattice the application left: it is only cleaned up there).
+        if (action.lattice === undefined) {
+          this.watch.watch(lattice);
+          this.knowledge.manage(lattice, name);
+        }
         return { kind: 'model', model: await this.readModel(lattice, name, action.fresh === true) };
       case 'read-version': {
-        const annotations = await this.client.annotations(lattice, name, action.version);
-        return { kind: 'version', version: action.version, facts: annotations && versionFacts(action.version, annotations) };
+        const read = await this.client.metadata(lattice, name, action.version);
+        return { kind: 'version', version: action.version, facts: read && versionFacts(action.version, read.annotations, read.bytes) };
       }
-      case 'read-index':
-        return { kind: 'index', lattice: action.lattice, models: await this.indexSize(action.lattice) };
+      case 'read-key':
+        return { kind: 'key', key: modelKey(action.key), holds: await this.keyHolds(action.key) };
       case 'read-status': {
         const known = this.knowledge.status(lattice, name);
         return { kind: 'status', status: known ?? this.knowledge.rememberStatus(lattice, name, await this.client.status(lattice, name), false) };
       }
       case 'put': {
         const outcome = await this.client.put(lattice, action.body);
-        if (outcome.kind === 'created') return { kind: 'done' };
+        if (outcome.kind === 'created') {
+          this.indexHolds(lattice);
+          return { kind: 'done' };
+        }
         return outcome.kind === 'exists' ? { kind: 'stale' } : outcome;
       }
       case 'deploy': {
@@ -67,16 +87,38 @@ export class LatticeGateway {
   }
 
   /**
-   * null when wadm cannot parse this lattice's index: asked only after wadm answered our own
-   * model's read, so its storage works and this one key holds something else.
+   * What a key holds, read through a model name that maps to it. When NATS refuses that name's
+   * lattice, the key is a lattice's index key (the core reads keys only to learn that), so its
+   * own lattice's list tells instead: wadm cannot read it as a list when it holds a model. The
+   * list grows with the lattice: SECURITY.md says which subject spares it.
    */
-  private async indexSize(lattice: string): Promise<number | null> {
+  private async keyHolds(reader: ModelName): Promise<KeyHolds> {
+    const key = modelKey(reader);
+    if (this.indexed.has(key)) return 'index';
+    let holds: KeyHolds;
     try {
-      return await this.client.models(lattice);
+      holds = await this.client.keyHolds(reader.lattice, reader.name);
     } catch (err) {
-      if (err instanceof WadmUnavailableError && err.reason === 'StorageError') return null;
+      if (!(err instanceof WadmUnavailableError && err.reason === 'NotPermitted')) throw err;
+      this.onKeyReadRefused(key, err.message);
+      holds = await this.listHolds(key);
+    }
+    if (holds === 'index') this.indexHolds(key);
+    return holds;
+  }
+
+  private async listHolds(lattice: string): Promise<KeyHolds> {
+    try {
+      return (await this.client.list(lattice)).length > 0 ? 'index' : 'nothing';
+    } catch (err) {
+      if (err instanceof WadmUnavailableError && err.reason === 'StorageError') return 'model';
       throw err;
     }
+  }
+
+  private indexHolds(lattice: string): void {
+    if (this.indexed.size >= MAX_INDEXES_KNOWN) this.indexed.clear();
+    this.indexed.add(lattice);
   }
 
   private async readModel(lattice: string, name: string, fresh: boolean): Promise<ModelFacts | null> {
@@ -93,17 +135,19 @@ export class LatticeGateway {
     const metadata = await this.client.metadata(lattice, name);
     // Deleted between the two requests: there is no model.
     if (metadata === null) return null;
-    return {
+    const model: ModelFacts = {
       versions: versions.map((v) => v.version),
       deployedVersion: versions.find((v) => v.deployed)?.version ?? null,
-      known: { [newest.version]: versionFacts(newest.version, metadata.annotations) },
+      known: { [newest.version]: versionFacts(newest.version, metadata.annotations, metadata.bytes) },
       storedName: metadata.name,
     };
+    const sizes = this.knowledge.sizes(lattice, name);
+    return sizes ? { ...model, sizes } : model;
   }
 }
 
-function versionFacts(version: string, annotations: Record<string, string>): VersionFacts {
-  return { version, owner: annotations[OWNER_ANNOTATION] ?? null, contentHash: annotations[CONTENT_HASH_ANNOTATION] ?? null };
+function versionFacts(version: string, annotations: Record<string, string>, bytes: number): VersionFacts {
+  return { version, owner: annotations[OWNER_ANNOTATION] ?? null, contentHash: annotations[CONTENT_HASH_ANNOTATION] ?? null, bytes };
 }
 
 /** notfound: the model is not what we read a moment ago; the core reads it again. */

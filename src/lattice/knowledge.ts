@@ -5,9 +5,14 @@
 //
 // What may be remembered is narrow on purpose: only models that are ours, since a `wash app put`
 // cannot make an owned model foreign and wadm announces every deploy and undeploy; never an
-// absent or foreign model, which a put (announced by nothing) can change.
+// absent or foreign model, which a put (announced by nothing) can change. Entries exist only for
+// applications a hook call asked about: statuses wadm publishes for others are not kept, so they
+// cannot push ours out. A lattice whose subscriptions are down (refused, or dropped while idle)
+// has nothing remembered: the events that keep memory true would go unseen.
 import type { LatticeStatus, ModelFacts, StatusFacts } from '../core/facts.js';
+import { olderSizes } from '../core/budget.js';
 import { Lru } from '../core/lru.js';
+import { lean } from './lean-status.js';
 
 export interface KnowledgeOptions {
   /** Applications remembered. */
@@ -35,9 +40,15 @@ interface Entry {
   deploy: { seq: number; at: number } | undefined;
   /** Sequence number of the last event that made the model unknown. */
   forgotAt: number;
+  /**
+   * Sizes of the model's versions but the newest (which every model read returns): a version's
+   * content never changes while it exists, so this outlives the model's own facts, and spares an
+   * edit one read per kept version when budgeting the model's stored size.
+   */
+  sizes: Readonly<Record<string, number>> | undefined;
 }
 
-const NOTHING: Entry = { model: undefined, status: undefined, deploy: undefined, forgotAt: 0 };
+const NOTHING: Entry = { model: undefined, status: undefined, deploy: undefined, forgotAt: 0, sizes: undefined };
 
 function entryOf(previous: Entry, change: Partial<Entry>): Entry {
   return {
@@ -45,6 +56,7 @@ function entryOf(previous: Entry, change: Partial<Entry>): Entry {
     status: 'status' in change ? change.status : previous.status,
     deploy: 'deploy' in change ? change.deploy : previous.deploy,
     forgotAt: change.forgotAt ?? previous.forgotAt,
+    sizes: 'sizes' in change ? change.sizes : previous.sizes,
   };
 }
 
@@ -58,6 +70,8 @@ export class Knowledge {
   private seq = 0;
   /** Sequence number of the last reset (a new NATS connection: anything may have been missed). */
   private resetAt = 0;
+  /** Lattices whose subscriptions are down: nothing of them is remembered. */
+  private readonly unwatched = new Set<string>();
 
   constructor(private readonly options: KnowledgeOptions) {
     this.entries = new Lru(options.capacity);
@@ -114,6 +128,7 @@ export class Knowledge {
 
   /** The remembered model, marked as such, while within its TTL. */
   model(lattice: string, name: string): ModelFacts | undefined {
+    if (this.unwatched.has(lattice)) return undefined;
     const model = this.entries.get(key(lattice, name))?.model;
     if (!model || this.options.now() - model.readAt >= this.options.modelTtlMs) return undefined;
     return { ...model.facts, remembered: true };
@@ -124,16 +139,44 @@ export class Knowledge {
     return this.seq;
   }
 
-  /** Keeps a model read (or written) since `checkpoint`, unless an event has made it stale since; undefined forgets it. */
-  remember(lattice: string, name: string, model: ModelFacts | undefined, checkpoint: number): void {
+  /**
+   * Keeps a model read (or written) since `checkpoint`, unless an event has made it stale since,
+   * and its versions' sizes in any case; undefined forgets the model, null the sizes too (the model
+   * is gone, or not ours).
+   */
+  remember(lattice: string, name: string, model: ModelFacts | null | undefined, checkpoint: number): void {
     const k = key(lattice, name);
-    const entry = this.entries.get(k) ?? NOTHING;
-    if (model === undefined || entry.forgotAt > checkpoint || this.resetAt > checkpoint) {
-      if (entry.model) this.entries.set(k, entryOf(entry, { model: undefined }));
+    const entry = this.entries.get(k);
+    if (!model) {
+      const change = model === null ? { model: undefined, sizes: undefined } : { model: undefined };
+      if (entry && (entry.model || (model === null && entry.sizes))) this.entries.set(k, entryOf(entry, change));
       return;
     }
-    const { remembered: _remembered, ...facts } = model;
-    this.entries.set(k, entryOf(entry, { model: { facts, readAt: this.options.now() } }));
+    const stale = (entry?.forgotAt ?? 0) > checkpoint || this.resetAt > checkpoint || this.unwatched.has(lattice);
+    const { remembered: _remembered, sizes: _sizes, ...facts } = model;
+    const kept = stale ? undefined : { facts, readAt: this.options.now() };
+    const sizes = olderSizes(model);
+    if (!kept && !entry?.model && sizes === undefined && entry?.sizes === undefined) return;
+    this.entries.set(k, entryOf(entry ?? NOTHING, { model: kept, sizes }));
+  }
+
+  /** What this replica knows of the sizes of a model's versions (but the newest). */
+  sizes(lattice: string, name: string): Readonly<Record<string, number>> | undefined {
+    return this.entries.get(key(lattice, name))?.sizes;
+  }
+
+  /** A hook call asks about this application: from now on wadm's status messages for it are kept. */
+  manage(lattice: string, name: string): void {
+    const k = key(lattice, name);
+    if (!this.unwatched.has(lattice) && this.entries.get(k) === undefined) this.entries.set(k, NOTHING);
+  }
+
+  /** The lattice's subscriptions are down (or up again): its knowledge goes, and none is kept meanwhile. */
+  watching(lattice: string, up: boolean): void {
+    if (up) return void this.unwatched.delete(lattice);
+    this.unwatched.add(lattice);
+    const prefix = `${lattice}/`;
+    for (const k of this.entries.keys()) if (k.startsWith(prefix)) this.entries.delete(k);
   }
 
   /** wadm announced a deploy or undeploy of this application (ours or anyone's). */
@@ -155,15 +198,20 @@ export class Knowledge {
   }
 
   status(lattice: string, name: string): StatusFacts | undefined {
+    if (this.unwatched.has(lattice)) return undefined;
     const entry = this.entries.get(key(lattice, name));
     return entry?.status && { status: entry.status.status, predatesDeploy: this.predatesDeploy(entry) };
   }
 
-  /** A status from model.status (we cannot tell when wadm published it) or from the stream. */
+  /**
+   * A status from model.status (we cannot tell when wadm published it) or from the stream, which
+   * only updates applications a hook call asked about (manage()).
+   */
   rememberStatus(lattice: string, name: string, status: LatticeStatus, fromStream: boolean): StatusFacts {
     const k = key(lattice, name);
-    const entry = entryOf(this.entries.get(k) ?? NOTHING, { status: { status: lean(status), seq: ++this.seq, fromStream } });
-    this.entries.set(k, entry);
+    const before = this.entries.get(k);
+    const entry = entryOf(before ?? NOTHING, { status: { status: lean(status), seq: ++this.seq, fromStream } });
+    if ((before !== undefined || !fromStream) && !this.unwatched.has(lattice)) this.entries.set(k, entry);
     return { status: entry.status!.status, predatesDeploy: this.predatesDeploy(entry) };
   }
 
@@ -179,6 +227,7 @@ export class Knowledge {
    * livenessMs or nothing is remembered: an answer then needs wadm, and so would its reuse.
    */
   stamp(lattice: string, name: string): object | undefined {
+    if (this.unwatched.has(lattice)) return undefined;
     const entry = this.entries.get(key(lattice, name));
     if (!entry?.model || !this.isAlive(lattice) || this.options.now() - entry.model.readAt >= this.options.modelTtlMs) return undefined;
     return entry;
@@ -193,44 +242,4 @@ export class Knowledge {
 
 function key(lattice: string, name: string): string {
   return `${lattice}/${name}`;
-}
-
-/**
- * Only what a status verdict reads: thousands of these are kept (scaler ids are 64-char hashes).
- * Object literals of fixed shape (one hidden class for all), a status without message shared
- * per type, and scaler kinds interned: four of these objects and two kind strings per application
- * otherwise.
- */
-function lean(status: LatticeStatus): LatticeStatus {
-  const scalers = status.scalers?.map(leanScaler);
-  return scalers && scalers.length > 0 ? { status: info(status.status), scalers } : { status: info(status.status) };
-}
-
-type Scaler = NonNullable<LatticeStatus['scalers']>[number];
-
-function leanScaler({ kind, name, status }: Scaler): Scaler {
-  if (kind !== undefined && name !== undefined) return { kind: interned(kind), name, status: info(status) };
-  if (kind !== undefined) return { kind: interned(kind), status: info(status) };
-  if (name !== undefined) return { name, status: info(status) };
-  return { status: info(status) };
-}
-
-/** Never mutated (nothing remembered is): one object per status type serves every application. */
-const WITHOUT_MESSAGE = new Map<string, LatticeStatus['status']>();
-
-function info({ type, message }: LatticeStatus['status']): LatticeStatus['status'] {
-  if (message) return { type, message };
-  let shared = WITHOUT_MESSAGE.get(type);
-  if (!shared && WITHOUT_MESSAGE.size < 64) WITHOUT_MESSAGE.set(type, (shared = { type }));
-  return shared ?? { type };
-}
-
-const KINDS = new Map<string, string>();
-
-/** wadm's few scaler kinds, one string each rather than one per parsed status. */
-function interned(kind: string): string {
-  const known = KINDS.get(kind);
-  if (known !== undefined) return known;
-  if (KINDS.size < 64) KINDS.set(kind, kind);
-  return kind;
 }

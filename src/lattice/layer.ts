@@ -16,6 +16,18 @@ import { LatticeWatch } from './watch.js';
  */
 export const LIVENESS_MS = 5_000;
 
+/**
+ * A lattice no hook call used for this long is unsubscribed. Every application reads its model at
+ * least once per MODEL_CACHE_TTL_SECONDS plus Metacontroller's resync period, so a lattice with
+ * applications stays watched; at least 15 minutes, so that a quiet one is not churned.
+ */
+export function watchIdleMs(modelTtlMs: number): number {
+  return Math.max(15 * 60_000, 3 * modelTtlMs);
+}
+
+/** A refused or failed subscription is tried again after this long (and logged again then). */
+const WATCH_RETRY_MS = 5 * 60_000;
+
 export interface LatticeOptions {
   /** See Knowledge: how long after our deploy an older status is not trusted. */
   deployGraceMs?: number;
@@ -30,13 +42,23 @@ export function createLatticeLayer(deps: { config: Config; link: NatsLink; logge
     livenessMs: LIVENESS_MS,
     now,
   });
-  const watch = new LatticeWatch(link.current, knowledge, logger.child({ component: 'lattice-watch' }));
+  const log = logger.child({ component: 'lattice-watch' });
+  const watch = new LatticeWatch(link.current, knowledge, log, {
+    now,
+    idleMs: watchIdleMs(config.modelCacheTtlSeconds * 1000),
+    retryFailedMs: WATCH_RETRY_MS,
+    onFailure: (_lattice, denied) => {
+      if (denied) metrics.natsPermissionDenied.inc({ operation: 'subscribe' });
+    },
+  });
+  metrics.observeWatch(() => watch.size);
   const client = new WadmClient({
     connection: link.current,
     apiPrefix: config.wadmApiPrefix,
     timeoutMs: config.wadmTimeoutMs,
     onRequest: (lattice, operation, outcome, ms) => {
       if (outcome === 'ok') knowledge.answered(lattice);
+      if (outcome === 'permission_denied') metrics.natsPermissionDenied.inc({ operation: 'publish' });
       metrics.wadmRequests.inc({ operation, outcome });
       metrics.wadmDuration.observe({ operation }, ms / 1000);
     },
@@ -51,8 +73,17 @@ export function createLatticeLayer(deps: { config: Config; link: NatsLink; logge
   });
   link.onReconnect(() => {
     knowledge.reset();
+    watch.resubscribe();
     watch.watch(config.defaultLattice);
     if (connections++ > 0) metrics.natsReconnects.inc();
   });
-  return { gateway: new LatticeGateway(client, knowledge, watch, link.isConnected), knowledge, client };
+  // A lattice whose index key the service may not read through its prefix lattice: said once per
+  // process and lattice (each first put there then reads the lattice's whole list instead).
+  const refusedKeyReads = new Set<string>();
+  const onKeyReadRefused = (lattice: string, message: string) => {
+    if (refusedKeyReads.has(lattice) || refusedKeyReads.size >= 1000) return;
+    refusedKeyReads.add(lattice);
+    logger.warn({ lattice, err: message }, `checking lattice "${lattice}"'s index key through its own list of applications, which grows with it (SECURITY.md)`);
+  };
+  return { gateway: new LatticeGateway(client, knowledge, watch, link.isConnected, onKeyReadRefused), knowledge, client, watch };
 }

@@ -48,3 +48,24 @@ export class Limiter {
     this.waiting.shift()?.();
   }
 }
+
+/** One Limiter per lattice, each dropped once idle (a lattice asked once keeps nothing). */
+export class LatticeLimiters {
+  private readonly limiters = new Map<string, Limiter>();
+
+  constructor(private readonly capacity: number) {}
+
+  run<T>(lattice: string, task: () => Promise<T>, waitMs: number, what: string): Promise<T> {
+    let limiter = this.limiters.get(lattice);
+    if (!limiter) this.limiters.set(lattice, (limiter = new Limiter(this.capacity)));
+    const used = limiter;
+    return used.run(task, waitMs, what).finally(() => {
+      if (used.idle && this.limiters.get(lattice) === used) this.limiters.delete(lattice);
+    });
+  }
+
+  /** Lattices with requests in flight or waiting. */
+  get size(): number {
+    return this.limiters.size;
+  }
+}

@@ -25,6 +25,11 @@ export function eventSubject(lattice: string): string {
   return `wadm.evt.${lattice}.>`;
 }
 
+/** What the service's NATS user needs to use a lattice (SECURITY.md): said when NATS refuses a subject. */
+export function grantFor(apiPrefix: string, lattice: string): string {
+  return `publish on "${apiPrefix}.${lattice}.>" and subscribe on "${statusSubject(lattice)}" and "${eventSubject(lattice)}"`;
+}
+
 export function isToken(value: string): boolean {
   return TOKEN.test(value);
 }

@@ -4,8 +4,9 @@
 import { headers, type NatsConnection } from 'nats';
 import { compile, type Checker } from '../schema/validator.js';
 import { badReply, outcomeOf, unavailable, WadmUnavailableError } from './errors.js';
-import { Limiter } from './limiter.js';
-import { apiSubject, type ModelOperation } from './subjects.js';
+import { LatticeLimiters } from './limiter.js';
+import { apiSubject, grantFor, type ModelOperation } from './subjects.js';
+import type { KeyHolds } from '../core/facts.js';
 import {
   GetReplySchema,
   ListReplySchema,
@@ -31,10 +32,12 @@ export interface WadmClientOptions {
 /** Reads that may be shared by callers asking the same question at the same time. */
 const SHAREABLE: ReadonlySet<ModelOperation> = new Set(['versions', 'get', 'status', 'history']);
 const PROBE_NAME = 'wasmcloud-metacontroller-liveness';
-const STORE_PROBE_LATTICE = 'wasmcloud-metacontroller-probe';
 
 export type PutOutcome = { kind: 'created' } | { kind: 'exists' } | { kind: 'rejected'; message: string };
 export type WriteOutcome = { kind: 'done' } | { kind: 'notfound' } | { kind: 'rejected'; message: string };
+
+/** A manifest as wadm returns it: the fields we read are checked, the rest passes through. */
+type StoredManifest = NonNullable<Static<typeof GetReplySchema>['manifest']> & Record<string, unknown>;
 
 const checkReply = compile<Static<typeof ReplySchema>>(ReplySchema);
 const checkVersions = compile<Static<typeof VersionsReplySchema>>(VersionsReplySchema);
@@ -46,10 +49,12 @@ const STORAGE_ERROR = 'Internal storage error';
 const STORAGE_RETRIES = [50, 150, 400];
 
 export class WadmClient {
-  private readonly limiters = new Map<string, Limiter>();
+  private readonly limiters: LatticeLimiters;
   private readonly inFlightReads = new Map<string, Promise<unknown>>();
 
-  constructor(private readonly options: WadmClientOptions) {}
+  constructor(private readonly options: WadmClientOptions) {
+    this.limiters = new LatticeLimiters(options.maxInFlightPerLattice ?? 32);
+  }
 
   async versions(lattice: string, name: string): Promise<{ version: string; deployed: boolean }[] | null> {
     const reply = await this.call(lattice, 'versions', name, '', checkVersions);
@@ -63,33 +68,46 @@ export class WadmClient {
     return (await this.metadata(lattice, name, version))?.annotations ?? null;
   }
 
-  /** The stored manifest's name (another lattice's model may share the key) and annotations. */
-  async metadata(lattice: string, name: string, version?: string): Promise<{ name: string; annotations: Record<string, string> } | null> {
-    const body = version === undefined ? '' : JSON.stringify({ version });
-    const reply = await this.call(lattice, 'get', name, body, checkGet);
-    if (reply.result === 'notfound') return null;
-    // A named version that does not exist is an error reply, not notfound.
-    if (reply.result === 'error' && version !== undefined) return null;
-    if (reply.result !== 'success' || !reply.manifest) throw badReply('get', reply);
-    return { name: reply.manifest.metadata.name, annotations: reply.manifest.metadata.annotations ?? {} };
+  /**
+   * The stored manifest's name (another lattice's model may share the key), annotations and size
+   * as wadm serialises it (its KV value holds every version: see core/budget.ts).
+   */
+  async metadata(lattice: string, name: string, version?: string): Promise<{ name: string; annotations: Record<string, string>; bytes: number } | null> {
+    const manifest = await this.stored(lattice, name, version);
+    if (manifest === null) return null;
+    const { metadata } = manifest;
+    return { name: metadata.name, annotations: metadata.annotations ?? {}, bytes: Buffer.byteLength(JSON.stringify(manifest)) };
   }
 
-  /** How many applications the lattice lists: model.get without a name reads its index. */
-  async models(lattice: string): Promise<number> {
-    const reply = await this.call(lattice, 'get', undefined, '', checkList);
-    if (reply.result !== 'success') throw badReply('list', reply);
-    return reply.models?.length ?? 0;
+  /**
+   * What the KV key of (lattice, name) holds, from one small reply: a storage error is the answer
+   * here (wadm cannot read the key as a model: it holds an index), not a fault worth retrying.
+   */
+  async keyHolds(lattice: string, name: string): Promise<KeyHolds> {
+    const reply = await this.call(lattice, 'versions', name, '', checkVersions, undefined, false);
+    if (reply.result === 'notfound') return 'nothing';
+    if (reply.result === 'success') return 'model';
+    if ((reply.message ?? '').includes(STORAGE_ERROR)) return 'index';
+    throw badReply('versions', reply);
   }
 
   /** The whole manifest of a version (the newest without `version`), or null when there is none. */
   async manifest(lattice: string, name: string, version?: string): Promise<Record<string, unknown> | null> {
-    const reply = await this.call(lattice, 'get', name, version === undefined ? '' : JSON.stringify({ version }), checkGet);
-    if (reply.result === 'notfound' || (reply.result === 'error' && version !== undefined)) return null;
-    if (reply.result !== 'success' || !reply.manifest) throw badReply('get', reply);
-    return reply.manifest as Record<string, unknown>;
+    return this.stored(lattice, name, version);
   }
 
-  /** The lattice's models: name, newest version, deployed version (null when none is deployed). */
+  private async stored(lattice: string, name: string, version?: string): Promise<StoredManifest | null> {
+    const reply = await this.call(lattice, 'get', name, version === undefined ? '' : JSON.stringify({ version }), checkGet);
+    // A named version that does not exist is an error reply, not notfound.
+    if (reply.result === 'notfound' || (reply.result === 'error' && version !== undefined)) return null;
+    if (reply.result !== 'success' || !reply.manifest) throw badReply('get', reply);
+    return reply.manifest;
+  }
+
+  /**
+   * The lattice's models: name, newest version, deployed version (null when none is deployed).
+   * wadm answers in one message: past NATS's max_payload (a few thousand models) it cannot send it.
+   */
   async list(lattice: string): Promise<{ name: string; version: string; deployed: string | null }[]> {
     const reply = await this.call(lattice, 'get', undefined, '', checkList);
     if (reply.result !== 'success') throw badReply('list', reply);
@@ -135,12 +153,12 @@ export class WadmClient {
 
   /**
    * Whether wadm's store answers at all: a read of a key no application has (it touches the KV
-   * bucket, unlike probe()). Asked after a storage error, to tell one lattice's broken key from
-   * a broken store.
+   * bucket, unlike probe()). Asked after a storage error, to tell one key from a broken store; in
+   * the same lattice, whose subjects the service's NATS user may use.
    */
-  async storeWorks(): Promise<boolean> {
+  async storeWorks(lattice: string): Promise<boolean> {
     try {
-      await this.versions(STORE_PROBE_LATTICE, PROBE_NAME);
+      await this.versions(lattice, PROBE_NAME);
       return true;
     } catch (err) {
       if (err instanceof WadmUnavailableError) return false;
@@ -169,6 +187,7 @@ export class WadmClient {
     body: string,
     check: Checker<T>,
     contentType?: string,
+    retryStorage = true,
   ): Promise<T> {
     const subject = apiSubject(this.options.apiPrefix, lattice, op, name);
     for (let attempt = 0; ; attempt++) {
@@ -177,7 +196,7 @@ export class WadmClient {
         throw new WadmUnavailableError('BadReply', `unexpected ${op} reply: ${check.problems(reply, 'reply').join('; ')}`);
       }
       const storageError = reply.result === 'error' && (reply.message ?? '').includes(STORAGE_ERROR);
-      if (!storageError) return reply;
+      if (!storageError || !retryStorage) return reply;
       // Storage errors include KV compare-and-set conflicts between writers: worth a retry.
       const delay = STORAGE_RETRIES[attempt];
       if (delay === undefined) throw new WadmUnavailableError('StorageError', reply.message ?? STORAGE_ERROR);
@@ -187,13 +206,7 @@ export class WadmClient {
 
   /** Identical reads in flight are sent once (singleflight); every request waits for a lattice slot. */
   private shared(op: ModelOperation, lattice: string, subject: string, body: string, contentType?: string): Promise<unknown> {
-    const send = () => {
-      const limiter = this.limiter(lattice);
-      // An idle limiter holds nothing worth keeping: each first put asks about its own shadowed lattice.
-      return limiter.run(() => this.request(lattice, op, subject, body, contentType), this.options.timeoutMs, subject).finally(() => {
-        if (limiter.idle && this.limiters.get(lattice) === limiter) this.limiters.delete(lattice);
-      });
-    };
+    const send = () => this.limiters.run(lattice, () => this.request(lattice, op, subject, body, contentType), this.options.timeoutMs, subject);
     if (!SHAREABLE.has(op)) return send();
     const key = `${subject}\n${body}`;
     const pending = this.inFlightReads.get(key);
@@ -204,15 +217,6 @@ export class WadmClient {
     const promise = send().finally(() => this.inFlightReads.delete(key));
     this.inFlightReads.set(key, promise);
     return promise;
-  }
-
-  private limiter(lattice: string): Limiter {
-    let limiter = this.limiters.get(lattice);
-    if (!limiter) {
-      limiter = new Limiter(this.options.maxInFlightPerLattice ?? 32);
-      this.limiters.set(lattice, limiter);
-    }
-    return limiter;
   }
 
   private async request(lattice: string, op: ModelOperation, subject: string, body: string, contentType?: string): Promise<unknown> {
@@ -226,7 +230,7 @@ export class WadmClient {
       return JSON.parse(msg.string()) as unknown;
     } catch (err) {
       outcome = outcomeOf(err);
-      throw unavailable(err, subject, this.options.timeoutMs);
+      throw unavailable(err, subject, this.options.timeoutMs, grantFor(this.options.apiPrefix, lattice));
     } finally {
       this.options.onRequest?.(lattice, op, outcome, performance.now() - started);
     }

@@ -53,6 +53,13 @@ export const ApplicationStatusSchema = Type.Object(
   {
     observedGeneration: Type.Optional(Type.Integer({ description: 'metadata.generation of the spec this status describes.' })),
     lattice: Type.Optional(Type.String({ description: 'Lattice the application is deployed to.' })),
+    formerLattices: Type.Optional(
+      Type.Array(Type.String({ maxLength: 253 }), {
+        maxItems: 16,
+        description:
+          'Lattices the application was in before spec.lattice (or the default lattice) changed, where it may still be: once the current lattice has the desired version deployed, the controller undeploys (deletionPolicy Orphan) or deletes (Delete) it there and drops the lattice from this list; finalize cleans them too.',
+      }),
+    ),
     version: Type.Optional(Type.String({ description: 'wadm version that the spec renders to (the desired version).' })),
     deployedVersion: Type.Optional(Type.String({ description: 'wadm version that wadm has deployed, if any.' })),
     phase: Type.Optional(StringEnum(PHASES, { description: 'One-word summary: ' + PHASES.join(', ') + '.' })),

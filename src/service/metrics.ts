@@ -86,6 +86,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly natsPermissionDenied = new Counter({
+    name: `${PREFIX}nats_permission_denied_total`,
+    help: "Requests (publish) and subscriptions (subscribe) NATS refused the service's user: a lattice outside its permissions (SECURITY.md).",
+    labelNames: ['operation'] as const,
+    registers: [this.registry],
+  });
+
+  readonly unhandledRejections = new Counter({
+    name: `${PREFIX}unhandled_rejections_total`,
+    help: 'Promise rejections nothing handled (a bug): logged at error and counted instead of ending the process.',
+    registers: [this.registry],
+  });
+
   readonly natsReconnects = new Counter({
     name: `${PREFIX}nats_reconnects_total`,
     help: 'NATS (re)connections after the first.',
@@ -151,6 +164,18 @@ export class Metrics {
     labelNames: ['operation'] as const,
     registers: [this.registry],
   });
+
+  /** Lattices subscribed (status and events), read when Prometheus scrapes. */
+  observeWatch(watched: () => number): void {
+    new Gauge({
+      name: `${PREFIX}lattices_watched`,
+      help: "Lattices whose wadm status and events this replica subscribes to: those a hook call used lately (idle ones are unsubscribed).",
+      registers: [this.registry],
+      collect() {
+        this.set(watched());
+      },
+    });
+  }
 
   /** Cache sizes, and the lattices whose last wadm answer is remembered, read when Prometheus scrapes. */
   observeCaches(caches: Record<'knowledge' | 'answers', { size: number; evictions: number }>, latticesAnswered: () => number): void {

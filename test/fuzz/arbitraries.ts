@@ -489,7 +489,7 @@ export const OPERATIONS: Record<Action['kind'], ModelOperation[]> = {
   'read-model': ['versions', 'get'],
   'read-version': ['get'],
   'read-status': ['status'],
-  'read-index': ['get'],
+  'read-key': ['versions'],
   put: ['put'],
   deploy: ['deploy'],
   undeploy: ['undeploy'],
@@ -510,6 +510,14 @@ export const TOO_LONG = /would make NATS close the connection/;
 
 /** Invariant 2: one NATS token each, and subjects with exactly the tokens we expect. */
 export function assertSingleTokens(lattice: string, name: string, action: Action, tenancy: Tenancy, namespace: string): void {
+  if (action.kind === 'read-key') {
+    // A read of the own lattice's index key, through the one model name that maps to it: sent to
+    // a lattice the namespace need not be allowed, but only ever a read of its own lattice's key.
+    assert.equal(`${action.key.lattice}-${action.key.name}`, lattice, 'a read-key reads the own lattice\'s index key only');
+    assertSingleTokens(action.key.lattice, action.key.name, { kind: 'read-version', version: 'v' }, { ...tenancy, allows: () => true }, namespace);
+    assert.ok(tenancy.allows(namespace, lattice), `namespace ${show(namespace)} read the index key of lattice ${show(lattice)}, which it may not use`);
+    return;
+  }
   assert.ok(TOKEN.test(lattice), `lattice ${show(lattice)} reached the Lattice`);
   assert.ok(TOKEN.test(name), `name ${show(name)} reached the Lattice`);
   assert.ok(tenancy.allows(namespace, lattice), `namespace ${show(namespace)} reached lattice ${show(lattice)}, which it may not use`);

@@ -8,6 +8,8 @@ import { runSteps, type Run } from '../../src/http/hooks.js';
 interface StoredVersion {
   owner: string | null;
   contentHash: string | null;
+  /** The manifest's size, as wadm would store it (the put body's, here). */
+  bytes?: number;
 }
 
 interface Model {
@@ -49,7 +51,15 @@ export class MemoryLattice {
     return runSteps(decide, call, (action) => Promise.resolve(this.performSync(call.app.ref.name, action)));
   }
 
+  /** Lattices the application was in before (actions with a `lattice`): empty unless a test seeds them. */
+  readonly elsewhere = new Map<string, MemoryLattice>();
+
   performSync(name: string, action: Action): ActionResult {
+    if (action.lattice !== undefined) {
+      const { lattice, ...here } = action;
+      if (!this.elsewhere.has(lattice)) this.elsewhere.set(lattice, new MemoryLattice());
+      return this.elsewhere.get(lattice)!.performSync(name, here as Action);
+    }
     const scripted = this.scripted.findIndex((s) => s.kind === action.kind);
     if (scripted >= 0) return this.scripted.splice(scripted, 1)[0]!.result;
     if (this.down) return { kind: 'unavailable', reason: 'NoResponders', message: 'no responders' };
@@ -61,15 +71,15 @@ export class MemoryLattice {
         const stored = model?.versions.get(action.version);
         return { kind: 'version', version: action.version, facts: stored ? { version: action.version, ...stored } : null };
       }
-      case 'read-index':
-        // Other lattices list no application here.
-        return { kind: 'index', lattice: action.lattice, models: 0 };
+      case 'read-key':
+        // No other lattice's model sits where this lattice's index goes.
+        return { kind: 'key', key: `${action.key.lattice}-${action.key.name}`, holds: 'nothing' };
       case 'read-status':
         return { kind: 'status', status: this.statuses.get(name) ?? { status: { status: { type: 'undeployed' } }, predatesDeploy: false } };
       case 'put': {
         if (model?.versions.has(action.version)) return { kind: 'stale' };
         const target = model ?? { versions: new Map(), deployed: null };
-        target.versions.set(action.version, { owner: action.owner, contentHash: action.contentHash });
+        target.versions.set(action.version, { owner: action.owner, contentHash: action.contentHash, bytes: action.bytes });
         this.bodies.set(action.version, action.body);
         this.models.set(name, target);
         return { kind: 'done' };
@@ -99,5 +109,29 @@ export class MemoryLattice {
     const versions = [...model.versions.keys()];
     const latest = versions[versions.length - 1]!;
     return { versions, deployedVersion: model.deployed, known: { [latest]: { version: latest, ...model.versions.get(latest)! } } };
+  }
+}
+
+/** Several in-memory lattices, one per name: for applications that move between lattices. */
+export class MemoryLattices {
+  private readonly byName = new Map<string, MemoryLattice>();
+  /** Every action performed, with the lattice it went to. */
+  readonly performed: { lattice: string; action: Action }[] = [];
+
+  of(lattice: string): MemoryLattice {
+    let memory = this.byName.get(lattice);
+    if (!memory) this.byName.set(lattice, (memory = new MemoryLattice()));
+    return memory;
+  }
+
+  /** The Lattice interface of src/http/hooks.ts: an action for a former lattice goes to that lattice. */
+  perform(lattice: string, name: string, action: Action): Promise<ActionResult> {
+    this.performed.push({ lattice, action });
+    const { lattice: _former, ...here } = action;
+    return this.of(lattice).perform(lattice, name, here as Action);
+  }
+
+  run(decide: (call: Call, facts: LatticeFacts) => Step, call: Call): Promise<Run> {
+    return runSteps(decide, call, (action) => this.perform(action.lattice ?? call.app.lattice, call.app.ref.name, action));
   }
 }

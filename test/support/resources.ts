@@ -40,6 +40,14 @@ export function hello(specOverrides: Record<string, unknown> = {}, namespace = '
   return { ...base, spec: { ...base.spec, ...specOverrides } };
 }
 
+/** hello-world with a config of about `bytes` bytes: the kind of manifest that fills wadm's stored value. */
+export function large(edit: number, bytes = 110_000): Resource {
+  const base = hello();
+  const components = structuredClone(base.spec['components']) as { properties: Record<string, unknown> }[];
+  components[0]!.properties['config'] = [{ name: 'blob', properties: { data: `${edit}-`.padEnd(bytes, 'x') } }];
+  return { ...base, spec: { ...base.spec, components } };
+}
+
 export function hookRequest(parent: Resource, options: { generation?: number; status?: unknown; finalizing?: boolean } = {}): HookRequest {
   const metadata = { uid: `uid-${parent.metadata.namespace}-${parent.metadata.name}`, generation: 1, ...parent.metadata };
   if (options.generation !== undefined) metadata.generation = options.generation;

@@ -1,0 +1,61 @@
+// The finalize hook's decision: delete what this resource owns in wadm (deletionPolicy Delete) or
+// leave it (Orphan), in its lattice and in every former one, and say when the finalizer may go.
+// Nothing is deleted that the resource does not own, or under a key another lattice's model holds.
+import type { Application, Call } from './application.js';
+import { withFormer, type Decision, type Step } from './answer.js';
+import { collision, shadowedLattice, type ModelName } from './collisions.js';
+import type { LatticeFacts } from './facts.js';
+import { isWadmName } from './names.js';
+import { adopts, ownership } from './ownership.js';
+import { verdict, type Verdict } from './reasons.js';
+import * as say from './reasons.js';
+import { respond } from './answer.js';
+
+export function decideFinalize(call: Call, facts: LatticeFacts): Step {
+  const here = finalizeHere(call, facts);
+  if ('action' in here) return here;
+  const finalized = here.finalized === true;
+  // Orphan leaves every lattice as it is; Delete deletes in the former ones too before letting go.
+  if (finalized && call.app.deletionPolicy === 'Orphan') return { answer: respond(call, here.verdict, true) };
+  return withFormer(call, facts, here.verdict, finalized ? 'delete' : undefined, finalized);
+}
+
+function finalizeHere(call: Call, facts: LatticeFacts): Decision {
+  const { app } = call;
+  const done = (v: Verdict): Decision => ({ verdict: v, finalized: true });
+  const waiting = (v: Verdict): Decision => ({ verdict: v, finalized: false });
+  const where = `application "${app.ref.name}" in lattice "${app.lattice}"`;
+  if (app.deletionPolicy === 'Orphan') return done(verdict('Orphaned', 'Left in wadm as it is (deletionPolicy: Orphan)'));
+  // wadm could never have stored a model under a name or lattice that is not a subject token.
+  if (!isWadmName(app.ref.name) || !isWadmName(app.lattice)) return done(verdict('Deleted', 'Nothing to delete: the name or lattice was never valid for wadm'));
+  // Nothing is ever sent to a lattice the namespace may not use, not even a delete.
+  if (!call.latticeAllowed) {
+    return done(verdict('LatticeNotAllowed', `Left in wadm: namespace "${app.ref.namespace}" may not use lattice "${app.lattice}"`, { phase: 'Undeployed' }));
+  }
+  const version = app.valid ? app.manifest.version : undefined;
+  if (facts.unavailable) {
+    const { reason, message, isolated, during } = facts.unavailable;
+    if (reason === 'NotPermitted') return done(verdict('LatticeNotPermitted', `Left in wadm: ${message}`, { phase: 'Undeployed' }));
+    // wadm reads our key, but not as a model, while its store answers: it is another lattice's index.
+    if (reason === 'StorageError' && isolated && during === 'read-model') {
+      return done(verdict('Deleted', `Nothing to delete: the wadm key of ${where} is lattice "${shadowedLattice(wadmName(app))}"'s list of applications`));
+    }
+    return waiting(say.unavailable(app.lattice, facts.unavailable, version, call.previousStatus));
+  }
+  if (facts.model === undefined) return { action: { kind: 'read-model' } };
+  if (facts.model === null) return done(verdict('Deleted', `Deleted from wadm lattice "${app.lattice}"`));
+  // The key holds another lattice's model: delete would purge it with all its versions.
+  const squatted = facts.model.storedName === undefined ? undefined : collision(wadmName(app), { storedName: facts.model.storedName });
+  if (squatted) return done(verdict('NotOwned', `Left in wadm: the wadm key "${squatted.key}" of ${where} holds an application of another lattice, never this resource's`));
+  const owner = ownership(app, facts.model, version, adopts(app));
+  if ('read' in owner) return { action: { kind: 'read-version', version: owner.read } };
+  if (owner.is === 'foreign') return done(verdict('NotOwned', `Left in wadm: ${where} ${say.heldBy(app, owner.owners)}`));
+  if (facts.rejected) return waiting(verdict('DeleteFailed', `wadm refused to delete the application: ${facts.rejected.message}`));
+  if (facts.model.remembered) return { action: { kind: 'read-model', fresh: true } };
+  // One delete without a version removes every version, foreign ones included: the model is ours.
+  return { action: { kind: 'delete', version: null } };
+}
+
+function wadmName(app: Application): ModelName {
+  return { lattice: app.lattice, name: app.ref.name };
+}

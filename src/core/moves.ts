@@ -1,0 +1,80 @@
+// A resource whose lattice changes (spec.lattice, or DEFAULT_LATTICE for one that sets none) leaves
+// its application in the lattice it was in. Where it was is remembered in the status, which we
+// write and Metacontroller sends back in every call: `status.lattice` is the lattice of the last
+// answer, `status.formerLattices` the earlier ones still to clean up. Once the current lattice holds
+// what the spec asks (its version deployed, or nothing when suspended), each former lattice is
+// cleaned of what this resource owns there: undeployed (deletionPolicy Orphan) or deleted (Delete);
+// finalize deletes in every one (Delete) or leaves them all (Orphan). What was done is said once,
+// in the message of that answer; a lattice that could not be cleaned yet stays listed, and said.
+import type { Call } from './application.js';
+import { collision } from './collisions.js';
+import { NO_FACTS, type Action, type LatticeFacts } from './facts.js';
+import { isWadmName } from './names.js';
+import { byCodeUnits } from './order.js';
+import { ownership } from './ownership.js';
+
+/** More is not a move history but a corrupted status: the hook sends requests to each. */
+const MAX_FORMER_LATTICES = 16;
+
+export type Cleanup = 'undeploy' | 'delete';
+
+/** What the former lattices need: an action for one of them, or which remain and what was done. */
+export type Retirement = { action: Action } | { remaining: string[]; notes: string[] };
+
+/** The lattices this resource's application may still be in, besides its current one. */
+export function formerLattices(call: Call): string[] {
+  // wadm could never have stored a model under a name that is not a subject token.
+  if (!isWadmName(call.app.ref.name)) return [];
+  const previous = call.previousStatus as { lattice?: unknown; formerLattices?: unknown } | null | undefined;
+  const names = new Set<string>();
+  if (Array.isArray(previous?.formerLattices)) for (const l of previous.formerLattices) if (typeof l === 'string') names.add(l);
+  if (typeof previous?.lattice === 'string') names.add(previous.lattice);
+  names.delete(call.app.lattice);
+  return [...names].filter(isWadmName).sort(byCodeUnits).slice(0, MAX_FORMER_LATTICES);
+}
+
+/** One former lattice after another: the next action, or what remains once none needs one. */
+export function retireFormer(call: Call, facts: LatticeFacts, lattices: string[], cleanup: Cleanup): Retirement {
+  const remaining: string[] = [];
+  const notes: string[] = [];
+  for (const lattice of lattices) {
+    const step = retireOne(call, lattice, facts.former?.[lattice] ?? NO_FACTS, cleanup);
+    if ('action' in step) return { action: { ...step.action, lattice } };
+    if (!step.done) remaining.push(lattice);
+    if (step.note !== undefined) notes.push(step.note);
+  }
+  return { remaining, notes };
+}
+
+type Step = { action: Action } | { done: boolean; note?: string };
+
+/**
+ * Cleans one former lattice with the care of a finalize: nothing sent where the policy or NATS
+ * forbids, nothing touched that this resource does not own (no adoption here), wadm read afresh
+ * before any write.
+ */
+function retireOne(call: Call, lattice: string, facts: LatticeFacts, cleanup: Cleanup): Step {
+  const { app } = call;
+  const where = `former lattice "${lattice}"`;
+  // Nothing is sent where the policy or NATS forbids: whether anything of it is there is unknown
+  // (a lattice the resource named by mistake held nothing), so nothing is said either.
+  if (!call.allows(lattice)) return { done: true };
+  const done = facts.writes.length > 0 ? `${cleanup === 'delete' ? 'deleted' : 'undeployed'} the application in ${where}` : undefined;
+  if (facts.unavailable) {
+    const { reason, message, isolated, during } = facts.unavailable;
+    if (reason === 'NotPermitted') return { done: true };
+    // Our key there holds another lattice's index: nothing of this resource can be in it.
+    if (reason === 'StorageError' && isolated && during === 'read-model') return { done: true };
+    return { done: false, note: `not yet cleaned up in ${where} (${reason}): ${message}; will retry` };
+  }
+  if (facts.model === undefined) return { action: { kind: 'read-model', fresh: true } };
+  if (facts.model === null) return { done: true, ...(done && { note: done }) };
+  if (collision({ lattice, name: app.ref.name }, { storedName: facts.model.storedName })) return { done: true };
+  const owner = ownership(app, facts.model, undefined, false);
+  if ('read' in owner) return { action: { kind: 'read-version', version: owner.read } };
+  if (owner.is === 'foreign') return { done: true };
+  if (facts.rejected) return { done: false, note: `wadm refused to ${facts.rejected.step} in ${where}: ${facts.rejected.message}; will retry` };
+  if (cleanup === 'delete') return { action: { kind: 'delete', version: null } };
+  if (facts.model.deployedVersion !== null) return { action: { kind: 'undeploy' } };
+  return { done: true, ...(done && { note: done }) };
+}

@@ -1,0 +1,53 @@
+// The stage of the end-to-end tests about lattices: a real nats-server with JetStream, the real wadm,
+// a simulated host in each named lattice, the service as its own process, a NATS connection of the
+// test's own, and Metacontroller's emulator pointed at the service.
+import { connect, type NatsConnection } from 'nats';
+import { startLattice, type SimulatedLattice } from './host-sim.js';
+import { FakeMetacontroller } from './metacontroller.js';
+import { startNatsServer, type NatsServer, type NatsServerOptions } from './nats-server.js';
+import { startServiceProcess, type ServiceProcess, type ServiceProcessOptions } from './service-process.js';
+import { startWadm, type WadmProcess } from './wadm.js';
+
+export interface LatticeStage {
+  nats: NatsServer;
+  wadm: WadmProcess;
+  sims: SimulatedLattice[];
+  service: ServiceProcess;
+  /** The test's own connection (the server's no_auth_user, when it has one). */
+  nc: NatsConnection;
+  mc: FakeMetacontroller;
+  stop(): Promise<void>;
+}
+
+export interface LatticeStageOptions {
+  /** Lattices with one simulated host each. */
+  hosted: string[];
+  nats?: NatsServerOptions;
+  /** The service's environment besides NATS_URL. */
+  serviceEnv?: Record<string, string>;
+  service?: ServiceProcessOptions;
+}
+
+export async function startLatticeStage(options: LatticeStageOptions): Promise<LatticeStage> {
+  const nats = await startNatsServer(options.nats);
+  const wadm = await startWadm(nats.url);
+  const sims = await Promise.all(options.hosted.map((lattice) => startLattice({ servers: nats.url, lattice, hosts: [{}], heartbeatMs: 500, waitForWadm: true })));
+  const service = await startServiceProcess({ NATS_URL: nats.url, ...options.serviceEnv }, options.service);
+  const nc = await connect({ servers: nats.url });
+  const mc = new FakeMetacontroller({ syncUrl: `${service.url}/sync`, finalizeUrl: `${service.url}/finalize`, resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' } });
+  return {
+    nats,
+    wadm,
+    sims,
+    service,
+    nc,
+    mc,
+    async stop() {
+      await service.stop();
+      await nc.close();
+      await Promise.all(sims.map((s) => s.stop()));
+      await wadm.stop();
+      await nats.dispose();
+    },
+  };
+}
