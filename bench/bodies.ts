@@ -3,9 +3,10 @@
 import { fixtureResource, hookRequest } from '../test/support/resources.js';
 import type { HookRequest } from '../src/schema/hook.js';
 
-export function appRequest(index: number, namespace = 'bench'): HookRequest {
+export function appRequest(index: number, namespace = 'bench', lattice?: string): HookRequest {
   const resource = fixtureResource('hello.yaml', namespace);
   resource.metadata.name = `app-${index}`;
+  if (lattice !== undefined) resource.spec = { ...resource.spec, lattice };
   const request = hookRequest(resource);
   const metadata = request.parent.metadata as Record<string, unknown>;
   metadata['uid'] = `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`;

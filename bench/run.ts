@@ -197,27 +197,42 @@ function cpuPerRequest(rounds: Round<Watched<Load>>[]) {
  * (c): COLD_APPS new applications put and deployed against the real wadm (or the load responder), with
  * Metacontroller's 5 workers; and, on a fresh wadm, the same applications put and deployed
  * straight over NATS (versions, put, deploy: the least any client needs), to show wadm's share.
+ * Twice: all in one lattice (`default`), and spread over COLD_LATTICES lattices named like a
+ * team's (`team-0`…, with a `-`: each lattice's first put reads its index key once).
  */
 async function cold() {
+  const shapes: [string, (i: number) => string][] = [
+    ['one lattice', () => 'default'],
+    [`spread over ${COLD_LATTICES} lattices`, (i) => `team-${i % COLD_LATTICES}`],
+  ];
+  const results: Record<string, unknown> = {};
+  for (const [shape, latticeOf] of shapes) results[shape] = await coldShape(shape, latticeOf);
+  return results;
+}
+
+const COLD_LATTICES = 20;
+
+async function coldShape(shape: string, latticeOf: (i: number) => string) {
   const real = hasRealWadm();
+  const apps = Array.from({ length: COLD_APPS }, (_, i) => i);
   const direct = await withWadm(real, async (natsUrl) => {
     const nc = await connect({ servers: natsUrl });
     const started = performance.now();
-    await pool(Array.from({ length: COLD_APPS }, (_, i) => i), 5, (i) => putAndDeployDirectly(nc, i));
+    await pool(apps, 5, (i) => putAndDeployDirectly(nc, i, latticeOf(i)));
     await nc.close();
     return (performance.now() - started) / 1000;
   });
   const ours = await withWadm(real, async (natsUrl) => {
-    const service = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: natsUrl }, nodeArgs: OURS_NODE_ARGS });
+    const service = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: natsUrl, LATTICE_POLICY_FILE: anyLattice() }, nodeArgs: OURS_NODE_ARGS });
     try {
       const started = performance.now();
-      const pending = new Set(Array.from({ length: COLD_APPS }, (_, i) => i));
+      const pending = new Set(apps);
       let calls = 0;
       // An app not yet deployed is retried, as its resyncAfterSeconds would have Metacontroller do.
       while (pending.size > 0 && performance.now() - started < 600_000) {
         await pool([...pending], 5, async (i) => {
           calls++;
-          const answer = (await post(service.url, JSON.stringify(appRequest(i, 'cold')))) as { status: { version?: string; deployedVersion?: string } };
+          const answer = (await post(service.url, JSON.stringify(appRequest(i, 'cold', latticeOf(i))))) as { status: { version?: string; deployedVersion?: string } };
           if (answer.status.deployedVersion && answer.status.deployedVersion === answer.status.version) pending.delete(i);
         });
       }
@@ -228,10 +243,10 @@ async function cold() {
     }
   });
   const against = real ? 'the real wadm 0.21.1' : 'the in-memory load responder';
-  console.log(`\ncold path, ${COLD_APPS} new applications against ${against}, 5 workers:`);
+  console.log(`\ncold path, ${COLD_APPS} new applications in ${shape} against ${against}, 5 workers:`);
   console.log(`  straight to wadm (versions, put, deploy): ${direct.toFixed(1)} s`);
-  console.log(`  through the hook:                          ${ours.seconds.toFixed(1)} s (${ours.deployed} deployed, ${ours.calls} hook calls, ${ours.wadmRequests} wadm requests), ${round2(ours.seconds / direct)}x`);
-  return { wadm: against, apps: COLD_APPS, directSeconds: round2(direct), seconds: round2(ours.seconds), deployed: ours.deployed, hookCalls: ours.calls, wadmRequests: ours.wadmRequests };
+  console.log(`  through the hook:                          ${ours.seconds.toFixed(1)} s (${ours.deployed} deployed, ${ours.calls} hook calls, ${ours.wadmRequests} wadm requests, ${round2(ours.wadmRequests / COLD_APPS)} per application), ${round2(ours.seconds / direct)}x`);
+  return { wadm: against, apps: COLD_APPS, directSeconds: round2(direct), seconds: round2(ours.seconds), ratio: round2(ours.seconds / direct), deployed: ours.deployed, hookCalls: ours.calls, wadmRequests: ours.wadmRequests };
 }
 
 async function withWadm<T>(real: boolean, work: (natsUrl: string) => Promise<T>): Promise<T> {
@@ -245,15 +260,16 @@ async function withWadm<T>(real: boolean, work: (natsUrl: string) => Promise<T>)
   }
 }
 
-async function putAndDeployDirectly(nc: NatsConnection, i: number): Promise<void> {
+async function putAndDeployDirectly(nc: NatsConnection, i: number, lattice: string): Promise<void> {
   const h = headers();
   h.set('Content-Type', 'application/json');
-  const request = appRequest(i, 'direct');
-  const manifest = { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name: request.parent.metadata.name, annotations: { version: 'v1' } }, spec: request.parent.spec };
+  const request = appRequest(i, 'direct', lattice);
+  const { lattice: _lattice, ...spec } = request.parent.spec as Record<string, unknown>;
+  const manifest = { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name: request.parent.metadata.name, annotations: { version: 'v1' } }, spec };
   const name = request.parent.metadata.name;
-  await nc.request(`wadm.api.default.model.versions.${name}`, '', { timeout: 60_000 });
-  await nc.request('wadm.api.default.model.put', JSON.stringify(manifest), { timeout: 60_000, headers: h });
-  await nc.request(`wadm.api.default.model.deploy.${name}`, JSON.stringify({ version: 'v1' }), { timeout: 60_000 });
+  await nc.request(`wadm.api.${lattice}.model.versions.${name}`, '', { timeout: 60_000 });
+  await nc.request(`wadm.api.${lattice}.model.put`, JSON.stringify(manifest), { timeout: 60_000, headers: h });
+  await nc.request(`wadm.api.${lattice}.model.deploy.${name}`, JSON.stringify({ version: 'v1' }), { timeout: 60_000 });
 }
 
 /**

@@ -290,9 +290,9 @@ describe('the lattice watch: what the service subscribes to, and for how long', 
     try {
       const watch = new LatticeWatch(() => refusing, known, silent, { now: clock.now, idleMs: 15 * 60_000, retryFailedMs: 60_000, onFailure: (l, denied) => failures.push([l, denied]) });
       watch.watch('forbidden');
-      await until(() => failures.length > 0);
+      await until(() => failures.length === 2);
       await new Promise((resolve) => setImmediate(resolve));
-      assert.deepEqual(failures, [['forbidden', true]]);
+      assert.deepEqual(failures, [['forbidden', true], ['forbidden', true]], 'each refused subject counted: status and events');
       assert.deepEqual(unhandled, []);
       assert.equal(watch.size, 0);
       known.remember('forbidden', 'a', ours, known.checkpoint());

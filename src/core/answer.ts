@@ -41,7 +41,8 @@ export function respond(call: Call, v: Verdict, finalized?: boolean, formerLatti
   const context = { generation: call.app.ref.generation, lattice: call.app.lattice, formerLattices, previous: call.previousStatus, now: call.now };
   const { status, resyncAfterSeconds } = buildStatus(context, v);
   const response: HookResponse = { status, children: [] };
-  if (resyncAfterSeconds !== undefined) response.resyncAfterSeconds = resyncAfterSeconds;
+  // A finalized resource is gone: there is nothing to look at again.
+  if (resyncAfterSeconds !== undefined && finalized !== true) response.resyncAfterSeconds = resyncAfterSeconds;
   if (finalized !== undefined) response.finalized = finalized;
   return response;
 }

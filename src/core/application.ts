@@ -64,7 +64,7 @@ export function applicationOf(parent: Parent, defaultLattice: string): { app: Ap
 export function callOf(
   request: HookRequest,
   tenancy: Tenancy,
-  options: { app?: Application; now: number; maxPayloadBytes?: number | undefined },
+  options: { app?: Application; now: number; maxPayloadBytes?: number | undefined; body?: () => string | undefined },
 ): Call {
   const app = options.app ?? applicationOf(request.parent, tenancy.defaultLattice).app;
   return {
@@ -76,6 +76,6 @@ export function callOf(
     previousStatus: request.parent.status,
     now: options.now,
     maxPayloadBytes: options.maxPayloadBytes,
-    body: () => applicationOf(request.parent, tenancy.defaultLattice).body!,
+    body: () => options.body?.() ?? applicationOf(request.parent, tenancy.defaultLattice).body!,
   };
 }

@@ -50,6 +50,12 @@ export function answerOf(response: object): Answer {
 
 export class Answers {
   private readonly entries: Lru<string, Entry>;
+  /**
+   * The put body of the last Application derived, which entries do not keep (most of an entry's
+   * size): a new application's call needs it moments later for its put, and would otherwise
+   * validate and render its spec a second time. One body at most, whatever the load.
+   */
+  private fresh: { app: Application; body: string } | undefined;
 
   constructor(
     capacity: number,
@@ -79,9 +85,18 @@ export class Answers {
       this.entries.set(uid, { resourceVersion, content, app: cached.app, settled: cached.settled });
       return cached.app;
     }
-    const { app } = applicationOf(parent, this.defaultLattice);
+    const { app, body } = applicationOf(parent, this.defaultLattice);
     this.entries.set(uid, { resourceVersion, content, app, settled: undefined });
+    this.fresh = body === undefined ? undefined : { app, body };
     return app;
+  }
+
+  /** The put body of this Application if it was the last one derived (and only once). */
+  takeBody(app: Application): string | undefined {
+    const fresh = this.fresh;
+    if (fresh?.app !== app) return undefined;
+    this.fresh = undefined;
+    return fresh.body;
   }
 
   /** The settled answer of this object, if every part of its key and the Knowledge stamp are unchanged. */

@@ -64,7 +64,10 @@ export function createHooks(deps: HookDeps): Hooks {
   const { knowledge } = deps.lattice;
 
   async function run(hook: HookName, request: HookRequest, log: Logger): Promise<Run> {
-    const call = callOf(request, deps.tenancy, { app: answers.application(request.parent), now: deps.now(), maxPayloadBytes: deps.lattice.maxPayloadBytes?.() });
+    const app = answers.application(request.parent);
+    // Taken now, before any await lets another call derive its own application.
+    const body = answers.takeBody(app);
+    const call = callOf(request, deps.tenancy, { app, now: deps.now(), maxPayloadBytes: deps.lattice.maxPayloadBytes?.(), body: () => body });
     const { lattice, ref } = call.app;
     const deadline = call.now + deps.budgetMs;
     const perform = (action: Action): Promise<ActionResult> =>

@@ -99,13 +99,16 @@ export class LatticeWatch {
     }
   }
 
-  /** A subscription ended with an error: drop the lattice's subscriptions and knowledge, retry later. */
+  /**
+   * A subscription ended with an error: drop the lattice's subscriptions and knowledge, retry
+   * later. Each refused subject is logged and counted, the second of a lattice's pair too.
+   */
   private failed(lattice: string, subscription: Subscription, err: unknown): void {
     const watched = this.watched.get(lattice);
-    // Already replaced (a new connection) or dropped: that failure is of the past.
-    if (!watched?.subscriptions.includes(subscription)) return;
-    this.drop(lattice, watched);
-    this.failedAt.set(lattice, this.options.now());
+    if (watched?.subscriptions.includes(subscription)) {
+      this.drop(lattice, watched);
+      this.failedAt.set(lattice, this.options.now());
+    }
     const denied = (err as { code?: unknown }).code === 'PERMISSIONS_VIOLATION';
     const subject = subscription.getSubject();
     this.logger.warn(

@@ -134,9 +134,14 @@ export class WadmRelay {
     if (!this.nc.isClosed()) await this.nc.drain().catch(() => this.nc.close());
   }
 
-  private async ask(lattice: string, operation: string, body = ''): Promise<unknown> {
-    const reply = await this.nc.request(`${REAL_PREFIX}.${lattice}.model.${operation}`, body, { timeout: ASK_TIMEOUT_MS });
+  /** Any request to the real wadm past the relay (not logged, never faulted), e.g. `put` to fill a lattice. */
+  async direct(lattice: string, operation: string, body = '', timeoutMs = ASK_TIMEOUT_MS): Promise<{ result: string; message?: string } & Record<string, unknown>> {
+    const reply = await this.nc.request(`${REAL_PREFIX}.${lattice}.model.${operation}`, body, { timeout: timeoutMs });
     return reply.json();
+  }
+
+  private ask(lattice: string, operation: string, body = ''): Promise<unknown> {
+    return this.direct(lattice, operation, body);
   }
 
   private relay(msg: Msg): Promise<void> | void {
