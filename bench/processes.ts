@@ -32,6 +32,15 @@ export function pinLoadGenerator(): Pinning {
   }
 }
 
+/**
+ * Moves the bench process (all its threads) to this CPU, leaving the processes it started where
+ * they are: the cold path keeps nats-server and wadm on the load generator's CPU and drives them
+ * from the other one.
+ */
+export function moveSelfTo(cpu: number): void {
+  execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(process.pid)], { stdio: 'ignore' });
+}
+
 export interface Server {
   url: string;
   pid: number;
