@@ -4,6 +4,7 @@
 // neither deployed nor needed to prove ownership; when even those and the new version cannot fit,
 // nothing is put. Pure, like the rest of the core.
 import type { ModelFacts } from './facts.js';
+import { newestOwned } from './ownership.js';
 
 /** The room decision before a put: fine, learn a size first, delete a version first, or never. */
 export type Room = { fits: true } | { read: string } | { prune: string } | { tooLarge: { bytes: number; limit: number } };
@@ -64,10 +65,10 @@ function kept(model: ModelFacts, owner: string): Set<string> {
   const keep = new Set<string>();
   const deployed = model.deployedVersion;
   if (deployed !== null) keep.add(deployed);
-  const ours = (v: string) => Object.hasOwn(model.known, v) && model.known[v]!.owner === owner;
-  if (deployed === null || !ours(deployed)) {
-    const newestOurs = [...model.versions].reverse().find(ours);
-    if (newestOurs !== undefined) keep.add(newestOurs);
+  const deployedOurs = deployed !== null && Object.hasOwn(model.known, deployed) && model.known[deployed]!.owner === owner;
+  if (!deployedOurs) {
+    const newest = newestOwned(model, owner);
+    if (newest !== undefined) keep.add(newest);
   }
   return keep;
 }

@@ -5,12 +5,26 @@
 // wadm does not notice: the second writer overwrites or corrupts the first. This module says
 // which keys a model touches and, from what wadm answered about that key, whether writing it
 // would collide. Pure: the core asks, the shell reads wadm.
-import type { KeyHolds } from './facts.js';
+import type { KeyHolds, LatticeFacts } from './facts.js';
 import { verdict, type Verdict } from './reasons.js';
 
 export interface ModelName {
   lattice: string;
   name: string;
+}
+
+/** Where wadm stores an application's model: its lattice and its name. */
+export function modelNameOf(app: { lattice: string; ref: { name: string } }): ModelName {
+  return { lattice: app.lattice, name: app.ref.name };
+}
+
+/**
+ * wadm answered a storage error reading the model's own key while its store answers: the key holds
+ * what wadm cannot read as a model, which is the index of the lattice named like the key (wadm
+ * writes nothing else to its bucket). Nothing of the application can be there.
+ */
+export function holdsAnotherIndex(cause: LatticeFacts['unavailable']): boolean {
+  return cause?.reason === 'StorageError' && cause.isolated === true && cause.during === 'read-model';
 }
 
 /** The KV key wadm stores a model under. */

@@ -17,8 +17,8 @@ import type { Application, Call } from './application.js';
 import { withFormer, type Decision, type Step } from './answer.js';
 import { roomForPut } from './budget.js';
 import type { Drift, LatticeFacts, ModelFacts, Write } from './facts.js';
-import { collision, indexReader, nameCollision, shadowedLattice, type ModelName } from './collisions.js';
-import { adopts, ownership } from './ownership.js';
+import { collision, holdsAnotherIndex, indexReader, modelNameOf, nameCollision, shadowedLattice } from './collisions.js';
+import { adopts, newestOwned, ownership } from './ownership.js';
 import { verdict, type Verdict } from './reasons.js';
 import * as say from './reasons.js';
 import { fromWadm, justDeployed } from './status.js';
@@ -49,7 +49,7 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
   if (facts.unavailable) return { verdict: whyUnavailable(call, app, facts) };
   if (facts.model === undefined) return { action: { kind: 'read-model' } };
   const model = facts.model;
-  const squatted = model?.storedName === undefined ? undefined : collision(wadmName(app), { storedName: model.storedName });
+  const squatted = model?.storedName === undefined ? undefined : collision(modelNameOf(app), { storedName: model.storedName });
   if (squatted) return { verdict: nameCollision(app, squatted, version) };
   if (model !== null) {
     const owner = ownership(app, model, version, adopts(app));
@@ -98,9 +98,7 @@ function whyUnavailable(call: Call, app: ValidApplication, facts: LatticeFacts):
   const cause = facts.unavailable!;
   const { version } = app.manifest;
   if (cause.reason === 'NotPermitted') return say.latticeNotPermitted(app.lattice, cause.message, version, call.previousStatus);
-  if (cause.reason === 'StorageError' && cause.isolated && cause.during === 'read-model') {
-    return nameCollision(app, collision(wadmName(app), { storedName: null })!, version);
-  }
+  if (holdsAnotherIndex(cause)) return nameCollision(app, collision(modelNameOf(app), { storedName: null })!, version);
   return say.unavailable(app.lattice, cause, version, call.previousStatus);
 }
 
@@ -111,16 +109,12 @@ function whyUnavailable(call: Call, app: ValidApplication, facts: LatticeFacts):
  * policy may yet create a lattice named like our key.
  */
 function firstPut(call: Call, app: ValidApplication, facts: LatticeFacts): Decision | undefined {
-  const name = wadmName(app);
+  const name = modelNameOf(app);
   const reader = indexReader(app.lattice);
   const ownIndex = facts.keys?.[app.lattice];
   if (reader && ownIndex === undefined) return { action: { kind: 'read-key', key: reader } };
   const found = collision(name, { ownIndex, shadowedByPolicy: call.latticeNamed?.(shadowedLattice(name)) ?? false });
   return found && { verdict: nameCollision(app, found, app.manifest.version) };
-}
-
-function wadmName(app: Application): ModelName {
-  return { lattice: app.lattice, name: app.ref.name };
 }
 
 /** A pinned name says nothing about content: compare the hash we stored when we put it. */
@@ -180,8 +174,7 @@ function drift(app: ValidApplication, model: ModelFacts, previousStatus: unknown
  */
 function nextPrune(app: ValidApplication, model: ModelFacts): Write | undefined {
   if (model.versions.length <= app.revisionHistoryLimit) return undefined;
-  const newestOurs = [...model.versions].reverse().find((v) => Object.hasOwn(model.known, v) && model.known[v]!.owner === app.owner);
-  const keep = new Set([app.manifest.version, model.deployedVersion, newestOurs]);
+  const keep = new Set([app.manifest.version, model.deployedVersion, newestOwned(model, app.owner)]);
   const oldest = model.versions.find((v) => !keep.has(v));
   return oldest === undefined ? undefined : { kind: 'delete', version: oldest };
 }

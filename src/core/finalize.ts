@@ -1,15 +1,14 @@
 // The finalize hook's decision: delete what this resource owns in wadm (deletionPolicy Delete) or
 // leave it (Orphan), in its lattice and in every former one, and say when the finalizer may go.
 // Nothing is deleted that the resource does not own, or under a key another lattice's model holds.
-import type { Application, Call } from './application.js';
-import { withFormer, type Decision, type Step } from './answer.js';
-import { collision, shadowedLattice, type ModelName } from './collisions.js';
+import type { Call } from './application.js';
+import { respond, withFormer, type Decision, type Step } from './answer.js';
+import { collision, holdsAnotherIndex, modelNameOf, shadowedLattice } from './collisions.js';
 import type { LatticeFacts } from './facts.js';
 import { isWadmName } from './names.js';
 import { adopts, ownership } from './ownership.js';
 import { verdict, type Verdict } from './reasons.js';
 import * as say from './reasons.js';
-import { respond } from './answer.js';
 
 export function decideFinalize(call: Call, facts: LatticeFacts): Step {
   const here = finalizeHere(call, facts);
@@ -34,18 +33,17 @@ function finalizeHere(call: Call, facts: LatticeFacts): Decision {
   }
   const version = app.valid ? app.manifest.version : undefined;
   if (facts.unavailable) {
-    const { reason, message, isolated, during } = facts.unavailable;
+    const { reason, message } = facts.unavailable;
     if (reason === 'NotPermitted') return done(verdict('LatticeNotPermitted', `Left in wadm: ${message}`, { phase: 'Undeployed' }));
-    // wadm reads our key, but not as a model, while its store answers: it is another lattice's index.
-    if (reason === 'StorageError' && isolated && during === 'read-model') {
-      return done(verdict('Deleted', `Nothing to delete: the wadm key of ${where} is lattice "${shadowedLattice(wadmName(app))}"'s list of applications`));
+    if (holdsAnotherIndex(facts.unavailable)) {
+      return done(verdict('Deleted', `Nothing to delete: the wadm key of ${where} is lattice "${shadowedLattice(modelNameOf(app))}"'s list of applications`));
     }
     return waiting(say.unavailable(app.lattice, facts.unavailable, version, call.previousStatus));
   }
   if (facts.model === undefined) return { action: { kind: 'read-model' } };
   if (facts.model === null) return done(verdict('Deleted', `Deleted from wadm lattice "${app.lattice}"`));
   // The key holds another lattice's model: delete would purge it with all its versions.
-  const squatted = facts.model.storedName === undefined ? undefined : collision(wadmName(app), { storedName: facts.model.storedName });
+  const squatted = facts.model.storedName === undefined ? undefined : collision(modelNameOf(app), { storedName: facts.model.storedName });
   if (squatted) return done(verdict('NotOwned', `Left in wadm: the wadm key "${squatted.key}" of ${where} holds an application of another lattice, never this resource's`));
   const owner = ownership(app, facts.model, version, adopts(app));
   if ('read' in owner) return { action: { kind: 'read-version', version: owner.read } };
@@ -54,8 +52,4 @@ function finalizeHere(call: Call, facts: LatticeFacts): Decision {
   if (facts.model.remembered) return { action: { kind: 'read-model', fresh: true } };
   // One delete without a version removes every version, foreign ones included: the model is ours.
   return { action: { kind: 'delete', version: null } };
-}
-
-function wadmName(app: Application): ModelName {
-  return { lattice: app.lattice, name: app.ref.name };
 }

@@ -7,7 +7,7 @@
 // finalize deletes in every one (Delete) or leaves them all (Orphan). What was done is said once,
 // in the message of that answer; a lattice that could not be cleaned yet stays listed, and said.
 import type { Call } from './application.js';
-import { collision } from './collisions.js';
+import { collision, holdsAnotherIndex, modelNameOf } from './collisions.js';
 import { NO_FACTS, type Action, type LatticeFacts } from './facts.js';
 import { isWadmName } from './names.js';
 import { byCodeUnits } from './order.js';
@@ -46,14 +46,15 @@ export function retireFormer(call: Call, facts: LatticeFacts, lattices: string[]
   return { remaining, notes };
 }
 
-type Step = { action: Action } | { done: boolean; note?: string };
+/** One former lattice: an action for it, or whether it is clean (and what to say). */
+type Retiring = { action: Action } | { done: boolean; note?: string };
 
 /**
  * Cleans one former lattice with the care of a finalize: nothing sent where the policy or NATS
  * forbids, nothing touched that this resource does not own (no adoption here), wadm read afresh
  * before any write.
  */
-function retireOne(call: Call, lattice: string, facts: LatticeFacts, cleanup: Cleanup): Step {
+function retireOne(call: Call, lattice: string, facts: LatticeFacts, cleanup: Cleanup): Retiring {
   const { app } = call;
   const where = `former lattice "${lattice}"`;
   // Nothing is sent where the policy or NATS forbids: whether anything of it is there is unknown
@@ -61,15 +62,13 @@ function retireOne(call: Call, lattice: string, facts: LatticeFacts, cleanup: Cl
   if (!call.allows(lattice)) return { done: true };
   const done = facts.writes.length > 0 ? `${cleanup === 'delete' ? 'deleted' : 'undeployed'} the application in ${where}` : undefined;
   if (facts.unavailable) {
-    const { reason, message, isolated, during } = facts.unavailable;
-    if (reason === 'NotPermitted') return { done: true };
-    // Our key there holds another lattice's index: nothing of this resource can be in it.
-    if (reason === 'StorageError' && isolated && during === 'read-model') return { done: true };
+    const { reason, message } = facts.unavailable;
+    if (reason === 'NotPermitted' || holdsAnotherIndex(facts.unavailable)) return { done: true };
     return { done: false, note: `not yet cleaned up in ${where} (${reason}): ${message}; will retry` };
   }
   if (facts.model === undefined) return { action: { kind: 'read-model', fresh: true } };
   if (facts.model === null) return { done: true, ...(done && { note: done }) };
-  if (collision({ lattice, name: app.ref.name }, { storedName: facts.model.storedName })) return { done: true };
+  if (collision(modelNameOf({ lattice, ref: app.ref }), { storedName: facts.model.storedName })) return { done: true };
   const owner = ownership(app, facts.model, undefined, false);
   if ('read' in owner) return { action: { kind: 'read-version', version: owner.read } };
   if (owner.is === 'foreign') return { done: true };

@@ -28,3 +28,8 @@ export function ownership(app: Application, model: ModelFacts, desired: string |
 export function adopts(app: Application): boolean {
   return app.valid && app.adopt;
 }
+
+/** The newest version carrying this owner annotation among those read, if any. */
+export function newestOwned(model: ModelFacts, owner: string): string | undefined {
+  return [...model.versions].reverse().find((v) => Object.hasOwn(model.known, v) && model.known[v]!.owner === owner);
+}

@@ -73,7 +73,7 @@ export class WadmClient {
    * as wadm serialises it (its KV value holds every version: see core/budget.ts).
    */
   async metadata(lattice: string, name: string, version?: string): Promise<{ name: string; annotations: Record<string, string>; bytes: number } | null> {
-    const manifest = await this.stored(lattice, name, version);
+    const manifest = await this.manifest(lattice, name, version);
     if (manifest === null) return null;
     const { metadata } = manifest;
     return { name: metadata.name, annotations: metadata.annotations ?? {}, bytes: Buffer.byteLength(JSON.stringify(manifest)) };
@@ -92,11 +92,7 @@ export class WadmClient {
   }
 
   /** The whole manifest of a version (the newest without `version`), or null when there is none. */
-  async manifest(lattice: string, name: string, version?: string): Promise<Record<string, unknown> | null> {
-    return this.stored(lattice, name, version);
-  }
-
-  private async stored(lattice: string, name: string, version?: string): Promise<StoredManifest | null> {
+  async manifest(lattice: string, name: string, version?: string): Promise<StoredManifest | null> {
     const reply = await this.call(lattice, 'get', name, version === undefined ? '' : JSON.stringify({ version }), checkGet);
     // A named version that does not exist is an error reply, not notfound.
     if (reply.result === 'notfound' || (reply.result === 'error' && version !== undefined)) return null;
