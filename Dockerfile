@@ -62,6 +62,6 @@ EXPOSE 8080
 # background_thread: jemalloc purges freed pages on a timer, also when no call allocates.
 ENV LD_PRELOAD=/usr/local/lib/libjemalloc.so.2 MALLOC_CONF=background_thread:true
 # --expose-gc: once a burst of hook calls is over, the service asks V8 for the memory-reducing
-# collection that V8's own memory reducer never starts in a server (src/service/memory-reclaim.ts).
+# collection that V8's own memory reducer never starts in a server (src/plumbing/memory-reclaim.ts).
 ENTRYPOINT ["/nodejs/bin/node", "--expose-gc", "dist/main.js"]
 CMD ["serve"]

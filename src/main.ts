@@ -3,11 +3,11 @@
 // command): reads the command line and the configuration once, then either runs a CLI command or
 // builds the service and owns the process — listening, signals and exit codes.
 import { parseCommandLine, USAGE } from './cli/index.js';
-import { createService, hookBytesInFlight, type Service } from './service/build.js';
-import { runtimeReclaimDeps } from './service/memory-reclaim.js';
-import { loadConfig, type Config } from './service/config.js';
-import { createLogger } from './service/logger.js';
-import { VERSION } from './service/version.js';
+import { createService, hookBytesInFlight, type Service } from './wiring/build.js';
+import { runtimeReclaimDeps } from './plumbing/memory-reclaim.js';
+import { loadConfig, type Config } from './plumbing/config.js';
+import { createLogger } from './plumbing/logger.js';
+import { VERSION } from './plumbing/version.js';
 
 const NAME = 'wasmcloud-metacontroller';
 const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> & Record<'SIGINT' | 'SIGTERM', number> = { SIGINT: 2, SIGTERM: 15 };
@@ -36,7 +36,7 @@ async function main(argv: string[]): Promise<void> {
  */
 async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
-  // memoryReclaim: whether node runs with --expose-gc, as the image does (src/service/memory-reclaim.ts).
+  // memoryReclaim: whether node runs with --expose-gc, as the image does (src/plumbing/memory-reclaim.ts).
   // hookBytesInFlight: the bound on hook bodies in flight, derived from V8's heap limit unless set.
   logger.info({ version: VERSION, node: process.version, memoryReclaim: runtimeReclaimDeps() !== undefined, hookBytesInFlight: hookBytesInFlight(config) }, `starting ${NAME} ${VERSION}`);
   let service: Service;

@@ -1,5 +1,6 @@
-// The layout is the architecture: the pure core imports nothing outside core/ and schema/, the
-// lattice layer never imports the HTTP shell, and src/ holds only main.ts beside its folders.
+// The layout is the architecture: every folder sits on a floor and imports only folders below it
+// (no import runs back up), the pure core imports nothing outside core/ and schema/, and src/
+// holds only main.ts beside its folders.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -24,6 +25,14 @@ function imports(file: string): string[] {
 
 const folderOf = (path: string) => path.split('/')[0]!;
 
+/**
+ * The floors, from the ground up. The plumbing (config, logs, metrics) and the schemas are what any
+ * layer may import; the core decides; the lattice (wadm over NATS), the HTTP shell and the v2
+ * converter each use the core and never each other; the CLI uses those; the wiring composes the
+ * service from all of them, and main.ts owns the process.
+ */
+const FLOORS: Record<string, number> = { plumbing: 0, schema: 0, core: 1, lattice: 2, http: 2, convert: 2, cli: 3, wiring: 4, 'main.ts': 5 };
+
 describe('the source layout', () => {
   it('holds only main.ts and folders at the top of src/', () => {
     const top = readdirSync(SRC).filter((entry) => !statSync(join(SRC, entry)).isDirectory());
@@ -40,9 +49,22 @@ describe('the source layout', () => {
     }
   });
 
-  it('keeps the lattice layer below the HTTP shell and the CLI', () => {
-    for (const file of files(join(SRC, 'lattice'))) {
-      for (const target of imports(file)) assert.ok(!['http', 'cli'].includes(folderOf(target)), `${relative(SRC, file)} imports ${target}`);
+  it('has no import that runs back up: each folder imports only its own and those on lower floors', () => {
+    const folders = readdirSync(SRC).filter((entry) => statSync(join(SRC, entry)).isDirectory());
+    assert.deepEqual(folders.filter((folder) => FLOORS[folder] === undefined), [], 'every folder has a floor');
+    for (const file of files(SRC)) {
+      const from = relative(SRC, file).includes('/') ? folderOf(relative(SRC, file)) : 'main.ts';
+      for (const target of imports(file)) {
+        const to = FLOORS[folderOf(target)] === undefined ? undefined : folderOf(target);
+        if (to === undefined || to === from) continue;
+        assert.ok(FLOORS[to]! < FLOORS[from]!, `${relative(SRC, file)} (floor ${FLOORS[from]}) imports ${target} (floor ${FLOORS[to]})`);
+      }
+    }
+  });
+
+  it('keeps the plumbing free of the layers that use it', () => {
+    for (const file of files(join(SRC, 'plumbing'))) {
+      for (const target of imports(file)) assert.ok(!['core', 'http', 'lattice', 'cli', 'convert', 'wiring'].includes(folderOf(target)), `${relative(SRC, file)} imports ${target}`);
     }
   });
 

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, headers, type NatsConnection } from 'nats';
 import { list } from '../src/cli/lattice-views.js';
-import { loadConfig } from '../src/service/config.js';
+import { loadConfig } from '../src/plumbing/config.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { hello, hookRequest } from './support/resources.js';
 import { startService, type RunningService } from './support/service.js';

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
-import { defaultHookBytesInFlight } from '../src/service/build.js';
-import { loadConfig } from '../src/service/config.js';
+import { defaultHookBytesInFlight } from '../src/wiring/build.js';
+import { loadConfig } from '../src/plumbing/config.js';
 import { freePort } from './support/ports.js';
 
 // The two ways the service starts: `npm start` runs dist/main.js without arguments; the image runs

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import yaml from 'js-yaml';
-import { loadConfig, VARIABLES } from '../src/service/config.js';
+import { loadConfig, VARIABLES } from '../src/plumbing/config.js';
 import { parsePolicy } from '../src/core/tenancy.js';
 import { ALL_OPTIONS, CHART, helm, kustomize, NAMESPACE, renderChart, type Obj } from './support/helm.js';
 
@@ -140,7 +140,7 @@ describe('charts/wasmcloud-metacontroller', () => {
     assert.ok(loaded.ok, JSON.stringify(loaded));
     assert.equal(String(loaded.config.natsServers), 'tls://nats.example.com:4222');
     const known = new Set(Object.values(VARIABLES).map((v) => v.env));
-    for (const name of Object.keys(env)) assert.ok(known.has(name), `${name} is not a variable of src/service/config.ts`);
+    for (const name of Object.keys(env)) assert.ok(known.has(name), `${name} is not a variable of src/plumbing/config.ts`);
     assert.equal(loaded.config.defaultLattice, 'production');
     assert.equal(env['LOG_FORMAT'], 'json');
     const mounts = new Map((container['volumeMounts'] as Obj[]).map((m) => [m['name'], m['mountPath']]));

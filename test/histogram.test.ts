@@ -1,9 +1,9 @@
-// The hook-duration histogram is ours (src/service/histogram.ts), for speed; Prometheus and
+// The hook-duration histogram is ours (src/plumbing/histogram.ts), for speed; Prometheus and
 // dashboards must not be able to tell it from prom-client's.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Histogram, Registry } from 'prom-client';
-import { LightHistogram } from '../src/service/histogram.js';
+import { LightHistogram } from '../src/plumbing/histogram.js';
 
 const BOUNDS = [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10];
 // On bounds, between them, below the first and past the last; two label values.

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import yaml from 'js-yaml';
-import { loadConfig, VARIABLES } from '../src/service/config.js';
+import { loadConfig, VARIABLES } from '../src/plumbing/config.js';
 import { buildCrd, GROUP, KIND, PLURAL, VERSION } from '../src/schema/crd.js';
 import type { Parent } from '../src/schema/hook.js';
 import { HOOK_PATHS } from '../src/http/server.js';
@@ -306,7 +306,7 @@ describe('the Dockerfile', () => {
     };
     const pkg = JSON.parse(read('package.json')) as { bin: Record<string, string>; scripts: Record<string, string> };
     const bin = pkg.bin['wasmcloud-metacontroller']!;
-    // --expose-gc: the service gives a burst's memory back (src/service/memory-reclaim.ts); `npm start` runs it alike.
+    // --expose-gc: the service gives a burst's memory back (src/plumbing/memory-reclaim.ts); `npm start` runs it alike.
     assert.deepEqual(execForm('ENTRYPOINT'), ['/nodejs/bin/node', '--expose-gc', bin]);
     assert.equal(pkg.scripts['start'], `node --expose-gc ${bin}`);
     // jemalloc, copied from the allocator stage, gives freed memory back (the Dockerfile says why).

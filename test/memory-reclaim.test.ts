@@ -3,7 +3,7 @@
 // checks are called by hand and the RSS is a number the test sets.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryReclaimer, runtimeReclaimDeps } from '../src/service/memory-reclaim.js';
+import { MemoryReclaimer, runtimeReclaimDeps } from '../src/plumbing/memory-reclaim.js';
 
 const MiB = 2 ** 20;
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import yaml from 'js-yaml';
-import { Metrics } from '../src/service/metrics.js';
+import { Metrics } from '../src/plumbing/metrics.js';
 
 const rendered = spawnSync(process.env['KUBECTL_BIN'] || 'kubectl', ['kustomize', resolve(import.meta.dirname, '../manifests/monitoring')], { encoding: 'utf8' });
 type Obj = Record<string, any>; // rendered Kubernetes objects

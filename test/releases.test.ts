@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Metrics } from '../src/service/metrics.js';
+import { Metrics } from '../src/plumbing/metrics.js';
 import { startServiceProcess } from './support/service-process.js';
 
 const ROOT = resolve(import.meta.dirname, '..');

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
 import { requestLoggerFactory } from '../src/http/request-logger.js';
-import { createLogger } from '../src/service/logger.js';
+import { createLogger } from '../src/plumbing/logger.js';
 import { jsonLogSink } from './support/logs.js';
 
 function counted(level: string) {

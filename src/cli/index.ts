@@ -2,7 +2,7 @@
 // a function from arguments to (output, exit code); `serve` is handed back to src/main.ts, which
 // owns the process.
 import { parseArgs } from 'node:util';
-import type { Config } from '../service/config.js';
+import type { Config } from '../plumbing/config.js';
 import type { Outcome } from './commands.js';
 
 // The commands are loaded when one runs (the dynamic imports below): the service (`serve`) never

@@ -2,7 +2,7 @@
 // reviewing a GitOps pull request (what would applying this file change in wadm?); list is for
 // finding models to adopt (which are not owned by any WasmCloudApplication?).
 import yaml from 'js-yaml';
-import type { Config } from '../service/config.js';
+import type { Config } from '../plumbing/config.js';
 import { OWNER_ANNOTATION } from '../core/names.js';
 import { renderManifest } from '../core/manifest.js';
 import { byCodeUnits } from '../core/order.js';

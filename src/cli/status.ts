@@ -1,7 +1,7 @@
 // `status NAME --lattice L`: asks wadm over NATS, as the hook does, and prints the status the hook
 // would write for a resource whose desired version is the one wadm has deployed.
 import yaml from 'js-yaml';
-import type { Config } from '../service/config.js';
+import type { Config } from '../plumbing/config.js';
 import { OWNER_ANNOTATION } from '../core/names.js';
 import { buildStatus, fromWadm } from '../core/status.js';
 import { verdict } from '../core/reasons.js';

@@ -2,7 +2,7 @@
 // configuration, one connection per command, and the same exit codes for the same failures
 // (2 when NATS or wadm cannot be reached).
 import { connect } from 'nats';
-import type { Config } from '../service/config.js';
+import type { Config } from '../plumbing/config.js';
 import { natsSecurityOptions } from '../lattice/nats-auth.js';
 import { WadmUnavailableError } from '../lattice/errors.js';
 import { WadmClient } from '../lattice/wadm-client.js';

@@ -8,7 +8,7 @@
 //     lattice's wadm answered within the liveness window and while nothing known changed.
 import { createHash } from 'node:crypto';
 import { applicationOf, type Application } from '../core/application.js';
-import { Lru } from '../core/lru.js';
+import { Lru } from '../plumbing/lru.js';
 import type { Parent } from '../schema/hook.js';
 
 export interface Answer {

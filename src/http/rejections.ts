@@ -3,7 +3,7 @@
 // details of the framework: callers and alerts see only the names below.
 import type { Logger } from 'pino';
 import type { HookName } from './hooks.js';
-import type { Metrics } from '../service/metrics.js';
+import type { Metrics } from '../plumbing/metrics.js';
 
 export const ERROR_NAMES = {
   400: 'BadRequest',

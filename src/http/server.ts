@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Authorize } from './auth.js';
 import type { Answer } from './answers.js';
 import type { HookName, Hooks } from './hooks.js';
-import type { Metrics } from '../service/metrics.js';
+import type { Metrics } from '../plumbing/metrics.js';
 import { HookRequestSchema, type HookRequest } from '../schema/hook.js';
 import { compile } from '../schema/validator.js';
 import { describeFrameworkError, errorBody, rejectionRecorder } from './rejections.js';

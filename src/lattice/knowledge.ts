@@ -11,7 +11,7 @@
 // has nothing remembered: the events that keep memory true would go unseen.
 import type { LatticeStatus, ModelFacts, StatusFacts } from '../core/facts.js';
 import { olderSizes } from '../core/budget.js';
-import { Lru } from '../core/lru.js';
+import { Lru } from '../plumbing/lru.js';
 import { lean } from './lean-status.js';
 
 export interface KnowledgeOptions {

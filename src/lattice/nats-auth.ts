@@ -8,7 +8,7 @@ import {
   usernamePasswordAuthenticator,
   type ConnectionOptions,
 } from 'nats';
-import type { Config } from '../service/config.js';
+import type { Config } from '../plumbing/config.js';
 
 export function natsSecurityOptions(config: Config): Partial<ConnectionOptions> {
   const options: Partial<ConnectionOptions> = {};

@@ -21,9 +21,9 @@ import { createHooks, type HookName, type Hooks, type Lattice } from '../../src/
 import { apiSubject, eventSubject, statusSubject, type ModelOperation } from '../../src/lattice/subjects.js';
 import { WADM_STATUS_TYPES, type WadmStatus } from '../../src/lattice/wire.js';
 import type { UnavailableReason } from '../../src/core/facts.js';
-import { createLogger } from '../../src/service/logger.js';
+import { createLogger } from '../../src/plumbing/logger.js';
 import { ADOPT_ANNOTATION, OWNER_ANNOTATION } from '../../src/core/names.js';
-import { Metrics } from '../../src/service/metrics.js';
+import { Metrics } from '../../src/plumbing/metrics.js';
 import { HookRequestSchema, type HookRequest, type HookResponse } from '../../src/schema/hook.js';
 import { ApplicationStatusSchema, PHASES, SCALER_STATES } from '../../src/schema/status.js';
 import { compile } from '../../src/schema/validator.js';

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { Lru } from '../../src/core/lru.js';
+import { Lru } from '../../src/plumbing/lru.js';
 import { Knowledge } from '../../src/lattice/knowledge.js';
 import { testClock } from '../support/clock.js';
 import { NOW, checkAfterFuzzing, property, runs, token, wadmStatus } from './arbitraries.js';

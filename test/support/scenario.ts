@@ -8,7 +8,7 @@ import { startNatsServer, type NatsServer } from './nats-server.js';
 import { startService, type RunningService } from './service.js';
 import { startRelayedWadm, type WadmRelay } from './wadm-relay.js';
 import { until } from './wait.js';
-import type { ServiceOptions } from '../../src/service/build.js';
+import type { ServiceOptions } from '../../src/wiring/build.js';
 
 const LATTICE = 'default';
 

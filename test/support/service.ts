@@ -3,9 +3,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../src/service/config.js';
-import { createLogger } from '../../src/service/logger.js';
-import { createService, type Service, type ServiceOptions } from '../../src/service/build.js';
+import { loadConfig } from '../../src/plumbing/config.js';
+import { createLogger } from '../../src/plumbing/logger.js';
+import { createService, type Service, type ServiceOptions } from '../../src/wiring/build.js';
 import { jsonLogSink } from './logs.js';
 import { until } from './wait.js';
 

@@ -1,13 +1,13 @@
 // Wires everything NATS-side for the hooks: the wadm client, what this replica remembers of wadm
 // (Knowledge) and the per-lattice subscriptions that keep it current.
 import type { Logger } from 'pino';
-import type { Config } from '../service/config.js';
-import type { Metrics } from '../service/metrics.js';
-import type { NatsLink } from './connection.js';
-import { LatticeGateway } from './gateway.js';
-import { Knowledge } from './knowledge.js';
-import { WadmClient } from './wadm-client.js';
-import { LatticeWatch } from './watch.js';
+import type { Config } from '../plumbing/config.js';
+import type { Metrics } from '../plumbing/metrics.js';
+import type { NatsLink } from '../lattice/connection.js';
+import { LatticeGateway } from '../lattice/gateway.js';
+import { Knowledge } from '../lattice/knowledge.js';
+import { WadmClient } from '../lattice/wadm-client.js';
+import { LatticeWatch } from '../lattice/watch.js';
 
 /**
  * Remembered facts of a lattice are used only while its wadm answered a request within this

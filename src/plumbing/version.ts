@@ -1,6 +1,6 @@
 // The version of this build, from package.json, the one place it is written (SemVer). The bundle
 // (scripts/build.mjs) carries it as BUNDLED_VERSION; run from source (tsx, the tests), the file is
-// read, two folders up from src/service/.
+// read, two folders up from src/plumbing/.
 import { readFileSync } from 'node:fs';
 
 declare const BUNDLED_VERSION: string | undefined;

@@ -1,7 +1,7 @@
 // Prometheus metrics. One registry per process (not prom-client's global), so tests can build
 // several servers side by side.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { Lru } from '../core/lru.js';
+import { Lru } from './lru.js';
 import { LightHistogram } from './histogram.js';
 import { VERSION } from './version.js';
 

@@ -3,10 +3,10 @@
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { parseToken } from '../http/auth.js';
-import type { Config } from './config.js';
+import type { Config } from '../plumbing/config.js';
 import { defaultOnly, fromPolicy, parsePolicy, type Tenancy } from '../core/tenancy.js';
 import { describePair, prefixPairs } from '../core/policy-lint.js';
-import { WatchedFile } from './watched-file.js';
+import { WatchedFile } from '../plumbing/watched-file.js';
 
 /** The files the service reads and re-reads: lattice policy, bearer token, TLS certificate. */
 export function watchedFiles(config: Config, logger: Logger, intervalMs = 2000) {

@@ -3,14 +3,14 @@
 import { getHeapStatistics } from 'node:v8';
 import type { Logger } from 'pino';
 import { bearerAuthorizer } from '../http/auth.js';
-import type { Config } from './config.js';
+import type { Config } from '../plumbing/config.js';
 import { createHooks, writeOperation } from '../http/hooks.js';
 import { watchedFiles } from './files.js';
 import { startNatsLink } from '../lattice/connection.js';
-import { createLatticeLayer, type LatticeOptions } from '../lattice/layer.js';
+import { createLatticeLayer, type LatticeOptions } from './lattice.js';
 import { natsSecurityOptions } from '../lattice/nats-auth.js';
-import { MemoryReclaimer, RECLAIM_CHECK_MS, runtimeReclaimDeps, type ReclaimDeps } from './memory-reclaim.js';
-import { Metrics } from './metrics.js';
+import { MemoryReclaimer, RECLAIM_CHECK_MS, runtimeReclaimDeps, type ReclaimDeps } from '../plumbing/memory-reclaim.js';
+import { Metrics } from '../plumbing/metrics.js';
 import { buildServer } from '../http/server.js';
 
 const HOOK_TIMEOUT_MS = 10_000; // Metacontroller's default webhook timeout
