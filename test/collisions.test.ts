@@ -11,7 +11,7 @@ import { keySharers, modelKey } from '../src/core/collisions.js';
 import { decideFinalize, decideSync } from '../src/core/decide.js';
 import type { Action, ActionResult, LatticeFacts } from '../src/core/facts.js';
 import { fromPolicy } from '../src/core/tenancy.js';
-import { runSteps } from '../src/http/hooks.js';
+import { runSteps } from '../src/core/steps.js';
 import { Knowledge } from '../src/lattice/knowledge.js';
 import { hello, hookRequest } from './support/resources.js';
 

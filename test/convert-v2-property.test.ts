@@ -5,8 +5,8 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { v2Problems } from '../src/core/v2/check.js';
-import { convertToV2 } from '../src/core/v2/convert.js';
+import { v2Problems } from '../src/convert/check.js';
+import { convertToV2 } from '../src/convert/to-v2.js';
 import { validateParent } from '../src/core/validate.js';
 import { resource } from './support/resources.js';
 import { applications, specOfApplication } from './support/v2-applications.js';

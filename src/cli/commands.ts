@@ -2,7 +2,7 @@
 // that tests call them directly and the binary only prints.
 import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
-import { API_VERSION, convertManifest, KIND } from '../core/convert.js';
+import { API_VERSION, convertManifest, KIND } from '../convert/oam.js';
 import { renderManifest } from '../core/manifest.js';
 import { ParentSchema, type Parent } from '../schema/hook.js';
 import { compile } from '../schema/validator.js';

@@ -2,10 +2,10 @@
 // on stdout, the loss report on stderr. The exit code gates CI: 0 when everything mapped, 3 when
 // anything was approximated, dropped or needs input, 1 when the input (or a flag value) is invalid.
 import yaml from 'js-yaml';
-import { API_VERSION, convertManifest, KIND } from '../core/convert.js';
-import { v2Problems } from '../core/v2/check.js';
-import { convertToV2 } from '../core/v2/convert.js';
-import { EXIT_FAITHFUL, EXIT_INVALID, EXIT_LOSSY, formatReport, isLossy, summarize, type Finding } from '../core/v2/report.js';
+import { API_VERSION, convertManifest, KIND } from '../convert/oam.js';
+import { v2Problems } from '../convert/check.js';
+import { convertToV2 } from '../convert/to-v2.js';
+import { EXIT_FAITHFUL, EXIT_INVALID, EXIT_LOSSY, formatReport, isLossy, summarize, type Finding } from '../convert/report.js';
 import { ALLOWED_HOST } from '../schema/v2.js';
 import { check, readAll, type Options, type Outcome } from './commands.js';
 

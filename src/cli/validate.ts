@@ -1,7 +1,7 @@
 // `validate`: the hook's validation on every WasmCloudApplication of the files or of a stream such
 // as `kubectl kustomize … | wasmcloud-metacontroller validate -`. Other kinds (Namespaces,
 // ConfigMaps…) are skipped and counted, not errors: a kustomization holds more than applications.
-import { API_VERSION, KIND } from '../core/convert.js';
+import { API_VERSION, KIND } from '../convert/oam.js';
 import { renderManifest } from '../core/manifest.js';
 import { check, readAll, type Options, type Outcome } from './commands.js';
 import type { Document } from './commands.js';

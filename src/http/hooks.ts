@@ -1,10 +1,12 @@
 // The hook handlers, between HTTP (server.ts) and the core (core/decide.ts): make the call, run
-// the core's steps against the lattice until it answers, remember what is worth remembering, log
-// what changed, and reuse a settled answer while nothing it depends on changed (answers.ts).
+// the core's steps (core/steps.ts) against the lattice until it answers, remember what is worth
+// remembering, log what changed, and reuse a settled answer while nothing it depends on changed
+// (answers.ts).
 import type { Logger } from 'pino';
 import { callOf, type Call } from '../core/application.js';
 import { decideFinalize, decideSync, memorable, type Step } from '../core/decide.js';
-import { learn, NO_FACTS, type Action, type ActionResult, type LatticeFacts, type ModelFacts, type Write } from '../core/facts.js';
+import type { Action, ActionResult, LatticeFacts, ModelFacts, Write } from '../core/facts.js';
+import { runSteps, writeOperation, type Run } from '../core/steps.js';
 import type { Tenancy } from '../core/tenancy.js';
 import type { HookRequest, HookResponse } from '../schema/hook.js';
 import { answerOf, Answers, type Answer, type AnswerKey } from './answers.js';
@@ -37,25 +39,12 @@ export interface HookDeps {
 
 export type HookName = 'sync' | 'finalize';
 
-export interface Run {
-  call: Call;
-  response: HookResponse;
-  actions: Action[];
-  facts: LatticeFacts;
-}
-
 export interface Hooks {
   /** The serialised answer, reused when nothing it depends on changed since the last one (then at once, not as a promise). */
   answer(hook: HookName, request: HookRequest, log: Logger): Answer | Promise<Answer>;
   run(hook: HookName, request: HookRequest, log: Logger): Promise<Run>;
   readonly answers: Answers;
 }
-
-/**
- * Enough for read, ownership reads, sizes of up to 50 versions and the prunes to make room, put,
- * deploy, a status read and the clean-up of former lattices.
- */
-export const MAX_STEPS = 160;
 
 const DECIDE: Record<HookName, (call: Call, facts: LatticeFacts) => Step> = { sync: decideSync, finalize: decideFinalize };
 
@@ -110,29 +99,6 @@ export function createHooks(deps: HookDeps): Hooks {
   }
 
   return { answer, run, answers };
-}
-
-/** Asks the core for the next step, performs it, folds the result in, until the core answers. */
-export async function runSteps(decide: (call: Call, facts: LatticeFacts) => Step, call: Call, perform: (action: Action) => Promise<ActionResult>): Promise<Run> {
-  let facts = NO_FACTS;
-  const actions: Action[] = [];
-  for (;;) {
-    const step = decide(call, facts);
-    if ('answer' in step) return { call, response: step.answer, actions, facts };
-    // A wadm that keeps contradicting itself ends as LatticeUnavailable rather than a hung hook.
-    if (actions.length >= MAX_STEPS) {
-      facts = { ...facts, unavailable: { reason: 'BadReply', message: `wadm gave inconsistent answers over ${MAX_STEPS} requests`, during: 'read-model' } };
-      continue;
-    }
-    actions.push(step.action);
-    facts = learn(facts, step.action, await perform(step.action));
-  }
-}
-
-/** The name of a write in logs and in wadm_writes_total. */
-export function writeOperation(write: Write): 'put' | 'deploy' | 'undeploy' | 'delete' | 'prune' {
-  if (write.kind === 'delete') return write.version === null ? 'delete' : 'prune';
-  return write.kind;
 }
 
 /** Info for what wadm confirmed and for phase changes, warn for failed writes, debug for the many calls that change nothing. */

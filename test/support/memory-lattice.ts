@@ -3,7 +3,7 @@
 import type { Call } from '../../src/core/application.js';
 import type { Step } from '../../src/core/decide.js';
 import type { Action, ActionResult, LatticeFacts, LatticeStatus, StatusFacts } from '../../src/core/facts.js';
-import { runSteps, type Run } from '../../src/http/hooks.js';
+import { runSteps, type Run } from '../../src/core/steps.js';
 
 interface StoredVersion {
   owner: string | null;

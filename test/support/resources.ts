@@ -1,6 +1,6 @@
 // Builders for WasmCloudApplication resources and hook requests shaped like Metacontroller's.
 import yaml from 'js-yaml';
-import { convertManifest } from '../../src/core/convert.js';
+import { convertManifest } from '../../src/convert/oam.js';
 import type { HookRequest } from '../../src/schema/hook.js';
 
 import { readFixture } from './fixtures.js';

@@ -1,7 +1,7 @@
 // The last gate before printing: every resource against our v2 schema, the operator's CEL rules on
 // hostInterfaces that a JSON schema cannot say, and names unique among the resources printed.
-import { compile } from '../../schema/validator.js';
-import { hostInterfaceProblems, WorkloadDeploymentSchema, type WorkloadDeployment } from '../../schema/v2.js';
+import { compile } from '../schema/validator.js';
+import { hostInterfaceProblems, WorkloadDeploymentSchema, type WorkloadDeployment } from '../schema/v2.js';
 
 const checkDeployment = compile<WorkloadDeployment>(WorkloadDeploymentSchema);
 

@@ -1,8 +1,8 @@
 // `convert --to v2`: a validated WasmCloudApplication becomes wasmCloud v2 WorkloadDeployments and a
 // report of what became of every construct. Pure: no I/O, inputs never mutated, equal input gives
 // equal output. The caller validates the output against src/schema/v2.ts before printing it.
-import type { ValidSpec } from '../validate.js';
-import { V2_API_VERSION, WORKLOAD_DEPLOYMENT, type WorkloadComponent, type WorkloadDeployment, type WorkloadSpec } from '../../schema/v2.js';
+import type { ValidSpec } from '../core/validate.js';
+import { V2_API_VERSION, WORKLOAD_DEPLOYMENT, type WorkloadComponent, type WorkloadDeployment, type WorkloadSpec } from '../schema/v2.js';
 import { metadataOf, nameFinding, policyFindings, specFieldFindings, type ApplicationMetadata } from './application.js';
 import { mapComponent } from './components.js';
 import { HostInterfaceList } from './host-interfaces.js';

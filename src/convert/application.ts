@@ -1,7 +1,7 @@
 // What belongs to the application as a whole: its name, labels and annotations, and the fields of a
 // WasmCloudApplication that describe wadm (lattice, versions, deletion) rather than the workload.
-import type { ValidSpec } from '../validate.js';
-import { DESCRIPTION_ANNOTATION } from '../names.js';
+import type { ValidSpec } from '../core/validate.js';
+import { DESCRIPTION_ANNOTATION } from '../core/names.js';
 import { approximated, dropped, mapped, type Finding } from './report.js';
 
 export const SHARED_ANNOTATION = 'experimental.wasmcloud.dev/shared';

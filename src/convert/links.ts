@@ -1,8 +1,8 @@
 // Link traits. Components of one v2 workload link by interface name, with nothing to declare; a
 // link to or from a well-known provider becomes a hostInterfaces entry served by a host plugin;
 // anything else (custom providers, link names, per-link config and secrets) has no v2 form.
-import type { Component, ConfigProperty, LinkProperties } from '../../schema/application.js';
-import type { HostInterface } from '../../schema/v2.js';
+import type { Component, ConfigProperty, LinkProperties } from '../schema/application.js';
+import type { HostInterface } from '../schema/v2.js';
 import { hostPluginOf, type HostInterfaceList } from './host-interfaces.js';
 import { dropped, mapped, needsInput, type Finding } from './report.js';
 

@@ -1,8 +1,8 @@
 // A v1 component's own properties (image, id, config, secrets) become a v2 workload component and
 // the workload-wide hostInterfaces that carry what v2 keeps outside the spec: named configuration
 // in ConfigMaps (wasi:config configFrom) and secrets in a Secret (wasmcloud:secrets secretFrom).
-import type { ApplicationSpec, Component, SecretProperty } from '../../schema/application.js';
-import type { WorkloadComponent } from '../../schema/v2.js';
+import type { ApplicationSpec, Component, SecretProperty } from '../schema/application.js';
+import type { WorkloadComponent } from '../schema/v2.js';
 import type { HostInterfaceList } from './host-interfaces.js';
 import { dnsName } from './names.js';
 import type { IndexedComponent } from './placement.js';

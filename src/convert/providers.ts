@@ -1,7 +1,7 @@
 // Capability providers. v2 has no providers: hosts serve capabilities through plugins configured
 // on the host, so a well-known provider is replaced by the plugin its links name, and nothing of
 // the provider itself (image, id, config, secrets, scaler) is deployed.
-import type { Component } from '../../schema/application.js';
+import type { Component } from '../schema/application.js';
 import { dropped, mapped, type Finding } from './report.js';
 
 const PROVIDER_SETTINGS = 'v2 host plugins are configured on the host (chart values), not by the workload';

@@ -2,7 +2,7 @@
 // hostInterfaces a workload declares. Since runtime-operator 2.5 two CEL rules allow at most one
 // unnamed entry per namespace:package, so every addition to a package merges into its one entry
 // (incoming and outgoing wasi:http become one entry with both interfaces).
-import type { HostInterface } from '../../schema/v2.js';
+import type { HostInterface } from '../schema/v2.js';
 
 /** namespace:package served by a plugin every v2 host has, and what the v1 provider was. */
 const HOST_PLUGINS: Record<string, string> = {

@@ -1,8 +1,8 @@
 // Scalers become replicas and host selectors. wadm scales each component on its own; a v2 workload
 // places all its components together on one host, so one scaler (the first spreadscaler) decides
 // for the whole workload and every other scaler is reported against it.
-import { canonicalJson } from '../manifest.js';
-import type { Component, ScalerProperties } from '../../schema/application.js';
+import { canonicalJson } from '../core/manifest.js';
+import type { Component, ScalerProperties } from '../schema/application.js';
 import { approximated, dropped, mapped, type Finding } from './report.js';
 
 export interface Placement {
