@@ -4,9 +4,9 @@
 import type { HookRequest, Parent } from '../schema/hook.js';
 import { renderManifest } from './manifest.js';
 import type { Tenancy } from './tenancy.js';
-import { latticeOf, refOf, validateParent, type ResourceRef } from './validate.js';
+import { validateParent, type Identity, type ResourceRef, type Settings } from './validate.js';
 
-export type { ResourceRef };
+export type { Identity, ResourceRef, Settings };
 
 /** The rendered manifest, without its body (kept out of caches: most of an entry's size). */
 export interface ManifestSummary {
@@ -16,17 +16,11 @@ export interface ManifestSummary {
   bytes: number;
 }
 
-export type Application = {
-  ref: ResourceRef;
-  /** `<namespace>/<name>`: written into every manifest we put. */
-  owner: string;
-  lattice: string;
-  /** Read even from an invalid spec: a resource with a typo elsewhere must still be deletable. */
-  deletionPolicy: 'Delete' | 'Orphan';
-} & (
-  | { valid: false; problems: string[] }
-  | { valid: true; pinnedVersion: string | undefined; suspend: boolean; revisionHistoryLimit: number; adopt: boolean; manifest: ManifestSummary }
-);
+/**
+ * The one shape of an application in a decision: its identity, computed once from any spec, and
+ * for a valid spec its settings and rendered manifest (a ValidSpec without the spec it was made of).
+ */
+export type Application = Identity & ({ valid: false; problems: string[] } | ({ valid: true; manifest: ManifestSummary } & Settings));
 
 /** One hook call: the application and what the call itself brings. */
 export interface Call {
@@ -46,16 +40,16 @@ export interface Call {
 }
 
 export function applicationOf(parent: Parent, defaultLattice: string): { app: Application; body?: string } {
-  const ref = refOf(parent);
-  const owner = `${ref.namespace}/${ref.name}`;
-  const deletionPolicy = (parent.spec as { deletionPolicy?: unknown } | undefined)?.deletionPolicy === 'Orphan' ? ('Orphan' as const) : ('Delete' as const);
+  const validation = validateParent(parent, defaultLattice);
   // Literals, not a spread of the shared fields: one is kept per object, and a spread plus fields
   // gives each a V8 hidden class of its own.
-  const validation = validateParent(parent, defaultLattice);
-  if (!validation.ok) return { app: { ref, owner, deletionPolicy, lattice: latticeOf(parent, defaultLattice), valid: false, problems: validation.problems } };
+  if (!validation.ok) {
+    const { ref, owner, lattice, deletionPolicy } = validation.identity;
+    return { app: { ref, owner, deletionPolicy, lattice, valid: false, problems: validation.problems } };
+  }
   const spec = validation.app;
   const { version, contentHash, body } = renderManifest(spec);
-  const { pinnedVersion, suspend, revisionHistoryLimit, adopt, lattice } = spec;
+  const { ref, owner, deletionPolicy, lattice, pinnedVersion, suspend, revisionHistoryLimit, adopt } = spec;
   const manifest = { version, contentHash, bytes: Buffer.byteLength(body) };
   return { app: { ref, owner, deletionPolicy, lattice, valid: true, pinnedVersion, suspend, revisionHistoryLimit, adopt, manifest }, body };
 }

@@ -2,7 +2,9 @@
 // I/O, no clock (the call carries the time), inputs never mutated. The HTTP shell runs the steps.
 //
 // Glossary
-//   Application    the application as its resource says it: validated, rendered (application.ts)
+//   Identity       who an application is (ref, owner, lattice, deletionPolicy), from any spec
+//   Application    the one shape of an application: its Identity, and for a valid spec its settings
+//                  and rendered manifest (application.ts); ValidSpec is it before rendering
 //   Call           one hook call: the application, the policy's word, the previous status, the time
 //   LatticeFacts   what this call knows of wadm so far; the shell folds each result in (facts.ts)
 //   Step           what to do next: an Action (read or write) for the shell, or the answer

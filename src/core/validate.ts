@@ -1,5 +1,5 @@
-// Turns a hook's parent into a ValidSpec (the spec, ready to render), or into problems that each name the
-// field to fix. Mirrors wadm's own manifest validation so a bad spec never reaches NATS.
+// Turns a hook's parent into a ValidSpec (the spec, ready to render), or into problems that each
+// name the field to fix; the application's Identity either way. Mirrors wadm's own manifest validation so a bad spec never reaches NATS.
 import {
   ApplicationSpecSchema,
   DEFAULT_REVISION_HISTORY_LIMIT,
@@ -16,25 +16,35 @@ export interface ResourceRef {
   generation: number;
 }
 
-export interface ValidSpec {
+/**
+ * Who an application is, read from any spec, valid or not (a resource with a typo elsewhere must
+ * still be deletable, in its lattice, by its policy): computed once per derivation, by identityOf().
+ */
+export interface Identity {
   ref: ResourceRef;
   /** `<namespace>/<name>`: written into every manifest we put, checked before every write. */
   owner: string;
   lattice: string;
-  spec: ApplicationSpec;
-  pinnedVersion: string | undefined;
   deletionPolicy: 'Delete' | 'Orphan';
+}
+
+/** What a valid spec settles besides the manifest. */
+export interface Settings {
+  pinnedVersion: string | undefined;
   suspend: boolean;
   revisionHistoryLimit: number;
   adopt: boolean;
+}
+
+/** A valid application before rendering: its identity, settings and what the manifest is made of. */
+export interface ValidSpec extends Identity, Settings {
+  spec: ApplicationSpec;
   /** Labels and annotations that pass through to the manifest. */
   labels: Record<string, string>;
   annotations: Record<string, string>;
 }
 
-export type Validation =
-  | { ok: true; app: ValidSpec }
-  | { ok: false; ref: ResourceRef; lattice: string; problems: string[] };
+export type Validation = { ok: true; app: ValidSpec } | { ok: false; identity: Identity; problems: string[] };
 
 const checkSpec = compile<ApplicationSpec>(ApplicationSpecSchema);
 /** One NATS subject token, no longer than Kubernetes allows a name (NATS drops the connection on a protocol line over 4 KB). */
@@ -53,9 +63,16 @@ export function latticeOf(parent: Parent, defaultLattice: string): string {
   return typeof spec?.lattice === 'string' ? spec.lattice : defaultLattice;
 }
 
-export function validateParent(parent: Parent, defaultLattice: string): Validation {
+/** The one rule for who an application is; `spec.deletionPolicy` is read even from an invalid spec. */
+export function identityOf(parent: Parent, defaultLattice: string): Identity {
   const ref = refOf(parent);
-  const lattice = latticeOf(parent, defaultLattice);
+  const deletionPolicy = (parent.spec as { deletionPolicy?: unknown } | undefined)?.deletionPolicy === 'Orphan' ? 'Orphan' : 'Delete';
+  return { ref, owner: `${ref.namespace}/${ref.name}`, lattice: latticeOf(parent, defaultLattice), deletionPolicy };
+}
+
+export function validateParent(parent: Parent, defaultLattice: string): Validation {
+  const identity = identityOf(parent, defaultLattice);
+  const { ref, owner, lattice, deletionPolicy } = identity;
   const problems: string[] = [];
   if (!NAME.test(ref.name)) {
     problems.push(
@@ -76,18 +93,18 @@ export function validateParent(parent: Parent, defaultLattice: string): Validati
   const pinnedVersion = pinOf(parent.spec as ApplicationSpec | undefined, annotations, problems);
   const passedLabels = passThrough(labels, 'metadata.labels', problems);
   const passedAnnotations = passThrough(annotations, 'metadata.annotations', problems);
-  if (problems.length > 0) return { ok: false, ref, lattice, problems };
+  if (problems.length > 0) return { ok: false, identity, problems };
 
   const spec = parent.spec as ApplicationSpec;
   return {
     ok: true,
     app: {
       ref,
-      owner: `${ref.namespace}/${ref.name}`,
+      owner,
       lattice,
       spec,
       pinnedVersion,
-      deletionPolicy: spec.deletionPolicy ?? 'Delete',
+      deletionPolicy,
       suspend: spec.suspend ?? false,
       revisionHistoryLimit: spec.revisionHistoryLimit ?? DEFAULT_REVISION_HISTORY_LIMIT,
       adopt: annotations[ADOPT_ANNOTATION] === 'true',
