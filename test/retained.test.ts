@@ -4,7 +4,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
-import { answerOf, Answers } from '../src/http/answers.js';
+import { Answers } from '../src/http/answers.js';
+import { NO_FACTS } from '../src/core/facts.js';
+import type { Run } from '../src/core/steps.js';
 import { Knowledge } from '../src/lattice/knowledge.js';
 import type { LatticeStatus, ModelFacts } from '../src/core/facts.js';
 import { hello, hookRequest } from './support/resources.js';
@@ -27,20 +29,25 @@ function assertOneHiddenClass(objects: object[], what: string): void {
 
 describe('what a replica keeps per application', () => {
   it('keeps one answers entry per object, its Application sharing one hidden class with every other', () => {
-    const answers = new Answers(APPS * 2, 'default');
-    const key = { resourceVersion: '1', hook: 'sync', policy: undefined, maxPayloadBytes: undefined };
-    const kept = names.map((name) => {
+    const answers = new Answers(APPS * 2, 'default', { policy: () => undefined, maxPayloadBytes: () => undefined });
+    const requests = names.map((name) => {
       const request = hookRequest(hello({}, 'tenant'));
       request.parent.metadata = { ...request.parent.metadata, name, uid: `uid-${name}`, resourceVersion: '1' };
+      return request;
+    });
+    const kept = requests.map((request) => {
       const app = answers.application(request.parent);
-      const answer = answers.keep(`uid-${name}`, key, null, answerOf({ status: { phase: 'Deployed' } }));
-      return { app, answer };
+      const consulted = answers.consult('sync', request);
+      assert.ok(consulted && !consulted.reused);
+      // A settled call that asked wadm nothing: kept without a stamp.
+      const run = { response: { status: { phase: 'Deployed' } }, actions: [], facts: NO_FACTS } as unknown as Run;
+      return { app, answer: consulted.record(run) };
     });
     assert.equal(answers.size, APPS);
     assertOneHiddenClass(kept.map((k) => k.app), 'Applications');
     // The settled answer, its key and its stamp are one object: what reuse hands back is what was kept.
     assertOneHiddenClass(kept.map((k) => k.answer), 'settled answers');
-    names.forEach((name, i) => assert.equal(answers.reusable(`uid-${name}`, key, () => undefined), kept[i]!.answer));
+    requests.forEach((request, i) => assert.equal(answers.consult('sync', request)?.reused, kept[i]!.answer));
   });
 
   it('keeps one Knowledge entry per application, of one hidden class, its statuses shared or of one hidden class', () => {

@@ -1,23 +1,42 @@
-// The one owner of "may I reuse what I know?" on the hook's hot path. One entry per object (uid),
-// bounded by CACHE_ENTRIES:
+// The one owner of "may I reuse what I know?" on the hook's hot path: the key an answer is kept
+// under, which answers are kept (settled ones), and when one may be given again. One entry per
+// object (uid), bounded by CACHE_ENTRIES:
 //   - the Application derived from the object, reused while what derivation reads is unchanged
 //     (the same resourceVersion, or the same fingerprint after a status-only write);
-//   - the serialised answer of its last settled call, reused only while everything it depends on
-//     is unchanged: the object (resourceVersion), the hook, the lattice policy, and what this
-//     replica knows of wadm — the Knowledge stamp, the same object only while connected, while the
-//     lattice's wadm answered within the liveness window and while nothing known changed.
+//   - the serialised answer of its last settled call: one that changed nothing in wadm, asked for
+//     no resync and was not unavailable, computed while what this replica knows of the application
+//     did not change (the Knowledge stamp before and after are the same object).
+// A kept answer is given again only while everything it was computed from is unchanged:
+//   - the object (resourceVersion) and the hook;
+//   - the lattice policy as loaded (a reloaded file is a new object: wiring/files.ts);
+//   - the NATS server's max_payload (the size check depends on it);
+//   - the Knowledge stamp: lattice/knowledge.ts opens with every event that replaces it.
+// An answer that needed nothing from wadm (an invalid spec, a denied lattice) has no stamp.
 import { createHash } from 'node:crypto';
 import { applicationOf, type Application } from '../core/application.js';
+import type { Run } from '../core/steps.js';
 import { Lru } from '../plumbing/lru.js';
-import type { Parent } from '../schema/hook.js';
+import type { HookRequest, Parent } from '../schema/hook.js';
 
 export interface Answer {
   json: string;
   etag: string;
 }
 
+/** What a settled answer depends on besides the object, each read afresh for every call. */
+export interface ReuseInputs {
+  /** The lattice policy as loaded: the same object while the file is unchanged. */
+  policy(): unknown;
+  maxPayloadBytes(): number | undefined;
+  /** What this replica knows of the application, as one identity; absent: no Knowledge, nothing that needed wadm is kept. */
+  stamp?(lattice: string, name: string): object | undefined;
+}
+
+/** An answer to give again, or how to keep the one about to be computed. */
+export type Consulted = { reused: Answer } | { reused: undefined; record(run: Run): Answer };
+
 /** What a settled answer was computed from, besides what Knowledge stamps. */
-export interface AnswerKey {
+interface AnswerKey {
   resourceVersion: string;
   hook: string;
   policy: unknown;
@@ -60,6 +79,7 @@ export class Answers {
   constructor(
     capacity: number,
     private readonly defaultLattice: string,
+    private readonly inputs: ReuseInputs,
   ) {
     this.entries = new Lru(capacity);
   }
@@ -99,16 +119,35 @@ export class Answers {
     return fresh.body;
   }
 
-  /** The settled answer of this object, if every part of its key and the Knowledge stamp are unchanged. */
-  reusable(uid: string, key: AnswerKey, stamp: () => object | undefined): Answer | undefined {
+  /**
+   * The answer kept for this call's object if nothing it depends on changed; else how to record
+   * the computed one. null: an object without uid or resourceVersion is never reused.
+   */
+  consult(hook: string, request: HookRequest): Consulted | null {
+    const { uid, resourceVersion } = request.parent.metadata;
+    if (uid === undefined || resourceVersion === undefined) return null;
+    const key: AnswerKey = { resourceVersion, hook, policy: this.inputs.policy(), maxPayloadBytes: this.inputs.maxPayloadBytes() };
+    const stamp = () => {
+      const app = this.application(request.parent);
+      return this.inputs.stamp?.(app.lattice, app.ref.name);
+    };
     const settled = this.entries.get(uid)?.settled;
-    if (!settled || !sameKey(settled, key)) return undefined;
-    if (settled.stamp !== null && settled.stamp !== stamp()) return undefined;
-    return settled;
+    if (settled && sameKey(settled, key) && (settled.stamp === null || settled.stamp === stamp())) return { reused: settled };
+    const before = stamp();
+    return { reused: undefined, record: (run) => this.record(uid, key, before, stamp, run) };
+  }
+
+  /** Keeps a settled answer computed while the stamp did not change (null: it asked wadm nothing). */
+  private record(uid: string, key: AnswerKey, before: object | undefined, stamp: () => object | undefined, run: Run): Answer {
+    const computed = answerOf(run.response);
+    const after = run.actions.length === 0 ? null : stamp();
+    if (isSettled(run) && (after === null || (after !== undefined && after === before))) return this.keep(uid, key, after, computed);
+    this.forget(uid);
+    return computed;
   }
 
   /** Keeps the answer for reuse; returns the answer as kept (the object later calls get back). */
-  keep(uid: string, key: AnswerKey, stamp: object | null, answer: Answer): Answer {
+  private keep(uid: string, key: AnswerKey, stamp: object | null, answer: Answer): Answer {
     const entry = this.entries.get(uid);
     if (!entry) return answer;
     const { resourceVersion, hook, policy, maxPayloadBytes } = key;
@@ -117,10 +156,15 @@ export class Answers {
     return settled;
   }
 
-  forget(uid: string): void {
+  private forget(uid: string): void {
     const entry = this.entries.get(uid);
     if (entry?.settled) this.entries.set(uid, { resourceVersion: entry.resourceVersion, content: entry.content, app: entry.app, settled: undefined });
   }
+}
+
+/** Changed nothing in wadm, asks for no resync, and wadm answered: the same call would answer the same. */
+function isSettled(run: Run): boolean {
+  return run.response.resyncAfterSeconds === undefined && run.facts.writes.length === 0 && !run.facts.unavailable;
 }
 
 function sameKey(a: AnswerKey, b: AnswerKey): boolean {

@@ -1,7 +1,7 @@
 // The hook handlers, between HTTP (server.ts) and the core (core/decide.ts): make the call, run
 // the core's steps (core/steps.ts) against the lattice until it answers, remember what is worth
-// remembering, log what changed, and reuse a settled answer while nothing it depends on changed
-// (answers.ts).
+// remembering, log what changed, and ask answers.ts (the one owner of reuse) whether a kept answer
+// may be given again.
 import type { Logger } from 'pino';
 import { callOf, type Call } from '../core/application.js';
 import { decideFinalize, decideSync, memorable, type Step } from '../core/decide.js';
@@ -9,7 +9,7 @@ import type { Action, ActionResult, LatticeFacts, ModelFacts, Write } from '../c
 import { runSteps, writeOperation, type Run } from '../core/steps.js';
 import type { Tenancy } from '../core/tenancy.js';
 import type { HookRequest, HookResponse } from '../schema/hook.js';
-import { answerOf, Answers, type Answer, type AnswerKey } from './answers.js';
+import { answerOf, Answers, type Answer } from './answers.js';
 
 /** Where actions are performed: wadm over NATS in production, memory in unit tests. */
 export interface Lattice {
@@ -49,8 +49,12 @@ export interface Hooks {
 const DECIDE: Record<HookName, (call: Call, facts: LatticeFacts) => Step> = { sync: decideSync, finalize: decideFinalize };
 
 export function createHooks(deps: HookDeps): Hooks {
-  const answers = new Answers(deps.cacheEntries, deps.tenancy.defaultLattice);
   const { knowledge } = deps.lattice;
+  const answers = new Answers(deps.cacheEntries, deps.tenancy.defaultLattice, {
+    policy: () => deps.tenancy.revision?.(),
+    maxPayloadBytes: () => deps.lattice.maxPayloadBytes?.(),
+    ...(knowledge ? { stamp: (lattice: string, name: string) => knowledge.stamp(lattice, name) } : {}),
+  });
 
   async function run(hook: HookName, request: HookRequest, log: Logger): Promise<Run> {
     const app = answers.application(request.parent);
@@ -73,29 +77,10 @@ export function createHooks(deps: HookDeps): Hooks {
   }
 
   function answer(hook: HookName, request: HookRequest, log: Logger): Answer | Promise<Answer> {
-    const { uid, resourceVersion } = request.parent.metadata;
-    if (uid === undefined || resourceVersion === undefined) return run(hook, request, log).then((result) => answerOf(result.response));
-    const key = { resourceVersion, hook, policy: deps.tenancy.revision?.(), maxPayloadBytes: deps.lattice.maxPayloadBytes?.() };
-    const stamp = () => {
-      const app = answers.application(request.parent);
-      return knowledge?.stamp(app.lattice, app.ref.name);
-    };
-    const known = answers.reusable(uid, key, stamp);
-    deps.onAnswer?.(known ? 'memory' : 'computed');
-    return known ?? compute(hook, request, log, uid, key, stamp);
-  }
-
-  async function compute(hook: HookName, request: HookRequest, log: Logger, uid: string, key: AnswerKey, stamp: () => object | undefined): Promise<Answer> {
-    const before = stamp();
-    const result = await run(hook, request, log);
-    const computed = answerOf(result.response);
-    // Only a settled answer that changed nothing in wadm, computed from knowledge that did not
-    // change meanwhile; null: it needed nothing from wadm at all.
-    const settled = result.response.resyncAfterSeconds === undefined && result.facts.writes.length === 0 && !result.facts.unavailable;
-    const after = result.actions.length === 0 ? null : stamp();
-    if (settled && (after === null || (after !== undefined && after === before))) return answers.keep(uid, key, after, computed);
-    answers.forget(uid);
-    return computed;
+    const consulted = answers.consult(hook, request);
+    if (consulted === null) return run(hook, request, log).then((result) => answerOf(result.response));
+    deps.onAnswer?.(consulted.reused ? 'memory' : 'computed');
+    return consulted.reused ?? run(hook, request, log).then(consulted.record);
   }
 
   return { answer, run, answers };

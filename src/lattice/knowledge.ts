@@ -1,7 +1,21 @@
 // What this replica remembers of wadm, so that a settled application's resync needs no wadm
 // request: each model we own (versions, deployed version, owner evidence), each application's
 // latest status, and when each lattice's wadm last answered. One entry per application, replaced
-// (never mutated) on every change, so that its identity says "nothing changed" (see stamp()).
+// (never mutated) on every change, so that its identity says "nothing changed": stamp().
+//
+// Every event that replaces or withdraws a stamp, and so stops the reuse of an answer
+// (http/answers.ts owns the rest of that rule):
+//   - remember(): a model read or written by a hook call (http/hooks.ts, through the core's
+//     memorable(): only models that are ours), or forgotten when wadm could not be asked
+//     (gateway.ts);
+//   - rememberStatus(): a status message from wadm (watch.ts) or a status read (gateway.ts);
+//   - deployed(): wadm acknowledged our deploy (gateway.ts);
+//   - forgetModel(), forgetLattice(): wadm announced a deploy, undeploy or delete (watch.ts);
+//   - watching(lattice, false): the lattice's subscriptions were refused or dropped (watch.ts);
+//   - reset(): the NATS connection was lost or made again (wiring/lattice.ts);
+//   - time: the lattice's wadm answered nothing within livenessMs (answered() is called on
+//     every answer, wiring/lattice.ts), or the model was read longer than modelTtlMs ago;
+//   - capacity: the entry is evicted, least recently used first.
 //
 // What may be remembered is narrow on purpose: only models that are ours, since a `wash app put`
 // cannot make an owned model foreign and wadm announces every deploy and undeploy; never an
