@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { REASONS, type Reason } from '../src/core/reasons.js';
 import { resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -119,5 +119,15 @@ describe('README.md, its example hook call', () => {
   it('is the request the demo writes for curl', () => {
     const app = yaml.load(readFileSync(resolve(ROOT, 'examples/apps/hello-world.yaml'), 'utf8')) as { metadata: Record<string, unknown> };
     assert.deepEqual(hookRequest({ ...app, metadata: { ...app.metadata, namespace: 'default' } } as never), request);
+  });
+});
+
+describe('BENCHMARKS.md', () => {
+  it('has a row for every setting the bench reads from the environment', () => {
+    const benchmarks = readFileSync(resolve(ROOT, 'BENCHMARKS.md'), 'utf8');
+    const sources = readdirSync(resolve(ROOT, 'bench')).filter((file) => file.endsWith('.ts')).map((file) => readFileSync(resolve(ROOT, 'bench', file), 'utf8'));
+    const settings = new Set(sources.flatMap((source) => [...source.matchAll(/['"](BENCH_[A-Z_]+)['"]/g)].map((m) => m[1]!)));
+    assert.ok(settings.size >= 10, [...settings].join(', '));
+    for (const setting of settings) assert.ok(benchmarks.includes(`| \`${setting}\` |`), `${setting} has no row in BENCHMARKS.md's settings table`);
   });
 });
