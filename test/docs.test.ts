@@ -1,14 +1,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { REASONS, type Reason } from '../src/core/reasons.js';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { Metrics } from '../src/service/metrics.js';
 import { VARIABLES } from '../src/service/config.js';
 import { EXCLUDED_KEY_PATTERNS } from '../src/core/names.js';
 import { HOOK_PATHS } from '../src/http/server.js';
 import yaml from 'js-yaml';
+import { brokenLinks, slug } from './support/markdown-links.js';
 import { startNatsServer } from './support/nats-server.js';
 import { hookRequest } from './support/resources.js';
 import { startService } from './support/service.js';
@@ -161,5 +163,32 @@ describe('BENCHMARKS.md', () => {
     const settings = new Set(sources.flatMap((source) => [...source.matchAll(/['"](BENCH_[A-Z_]+)['"]/g)].map((m) => m[1]!)));
     assert.ok(settings.size >= 10, [...settings].join(', '));
     for (const setting of settings) assert.ok(benchmarks.includes(`| \`${setting}\` |`), `${setting} has no row in BENCHMARKS.md's settings table`);
+  });
+});
+
+describe('the links between the documents', () => {
+  const documents = ['README.md', ...PAGES, 'SECURITY.md', 'CHANGELOG.md', 'BENCHMARKS.md', 'examples/README.md'];
+
+  it('point to files that exist and, with an anchor, to a heading of that file', () => {
+    assert.deepEqual(brokenLinks(ROOT, documents), []);
+  });
+
+  it('are checked as GitHub makes anchors: punctuation dropped, repeated headings numbered', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'links-'));
+    writeFileSync(join(dir, 'a.md'), '# A\n\n## Where it stands\n\n## Where it stands\n\n### The last 20 % go, `fast`\n\n```sh\n# not a heading\n```\n');
+    writeFileSync(join(dir, 'b.md'), [
+      '[ok](a.md#where-it-stands-1) [ok](a.md#the-last-20--go-fast) [ok](#b) [ok](https://example.com/#x)',
+      '[missing](gone.md) [no heading](a.md#where-it-stands-2) [in code](a.md#not-a-heading) [here](#nowhere)',
+      '`[not a link](gone.md)`',
+      '# B',
+    ].join('\n'));
+    assert.deepEqual(brokenLinks(dir, ['b.md']), [
+      'b.md: gone.md (no file gone.md)',
+      'b.md: a.md#where-it-stands-2 (no heading #where-it-stands-2 in a.md)',
+      'b.md: a.md#not-a-heading (no heading #not-a-heading in a.md)',
+      'b.md: #nowhere (no heading #nowhere in b.md)',
+    ]);
+    assert.equal(slug('Issue 27: the cold path (2026-12-02)'), 'issue-27-the-cold-path-2026-12-02');
+    rmSync(dir, { recursive: true });
   });
 });
