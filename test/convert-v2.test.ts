@@ -190,9 +190,9 @@ describe('the mapping', () => {
   });
 });
 
-describe('README.md', () => {
+describe('docs/migrating-to-v2.md', () => {
   it('shows the output and the report that convert --to v2 prints for its example', () => {
-    const section = readFileSync(join(ROOT, 'README.md'), 'utf8').split('## Migrating to wasmCloud v2')[1]!;
+    const section = readFileSync(join(ROOT, 'docs/migrating-to-v2.md'), 'utf8');
     const [command, ...report] = section.split('```console\n')[1]!.split('```')[0]!.trimEnd().split('\n');
     const args = command!.replace(/^\$ wasmcloud-metacontroller convert /, '').replace(/ > \S+$/, '').split(' ');
     const outcome = convertTo(join(ROOT, args[0]!), options({ httpHost: args[args.indexOf('--http-host') + 1] }));

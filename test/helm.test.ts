@@ -72,10 +72,10 @@ describe('charts/wasmcloud-metacontroller', () => {
     assert.equal(read('charts/wasmcloud-metacontroller/files/grafana-dashboard.json'), read('manifests/monitoring/grafana-dashboard.json'));
   });
 
-  it('has every value documented in the Helm section of README.md', () => {
-    const readme = read('README.md');
-    const start = readme.indexOf('### With Helm');
-    const section = readme.slice(start, readme.indexOf('\n### ', start + 1));
+  it('has every value documented in the Helm section of docs/install.md', () => {
+    const page = read('docs/install.md');
+    const start = page.indexOf('## With Helm');
+    const section = page.slice(start, page.indexOf('\n## ', start + 1));
     const values = yaml.load(read('charts/wasmcloud-metacontroller/values.yaml')) as Obj;
     // Maps passed through as they are (Kubernetes fields, variables) count as one value.
     const freeForm = new Set(['resources', 'extra', 'podLabels', 'nodeSelector', 'affinity']);
@@ -86,7 +86,7 @@ describe('charts/wasmcloud-metacontroller', () => {
       const leaf = path.split('.').at(-1)!;
       // A row names a value by its full path, or after a sibling's full path as `.leaf`, or as `parent.*`.
       const mentioned = section.includes(`\`${path}\``) || (parent !== '' && section.includes(`\`${parent}.`) && section.includes(`\`.${leaf}\``)) || section.includes(`\`${parent}.*\``);
-      assert.ok(mentioned, `${path} is not in README.md "With Helm"`);
+      assert.ok(mentioned, `${path} is not in docs/install.md "With Helm"`);
     }
   });
 

@@ -1,6 +1,6 @@
 // The CRD judged by a real kube-apiserver (scripts/test-deps.sh builds it): it installs and becomes
 // Established, the examples and wadm fixtures apply, `kubectl explain` and the printer columns show
-// what the README says, every phase's status passes the status schema, and the validation rules and
+// what docs/resource.md says, every phase's status passes the status schema, and the validation rules and
 // list types refuse what wadm would refuse, with a message that names the field.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -93,7 +93,7 @@ describe('the CRD on a real API server', () => {
     assert.deepEqual([...written].sort(), [...PHASES].sort());
   });
 
-  it('prints the columns the README shows for `kubectl get wcapp`', async () => {
+  it('prints the columns docs/resource.md shows for `kubectl get wcapp`', async () => {
     await kube.kubectlOk(['apply', '-f', '-'], { input: json(hello()) });
     const { status } = buildStatus({ generation: 1, lattice: 'default', previous: undefined, now: Date.now() }, deployed('sha-72ddc1eef3fe1252'));
     const live = (await kube.client.request('GET', `${COLLECTION}/hello-world`)).body;
@@ -102,23 +102,23 @@ describe('the CRD on a real API server', () => {
     const [header, row] = table.trim().split('\n').map((line) => line.trim().split(/\s{2,}/));
     assert.deepEqual(header, ['NAME', 'LATTICE', 'VERSION', 'READY', 'STATUS', 'AGE']);
     assert.deepEqual(row!.slice(0, 5), ['hello-world', 'default', 'sha-72ddc1eef3fe1252', 'True', 'Version sha-72ddc1eef3fe1252 is deployed']);
-    assert.deepEqual(readmeTable('kubectl get wcapp'), [header, [...row!.slice(0, 5), '2m']]);
+    assert.deepEqual(pageTable('kubectl get wcapp'), [header, [...row!.slice(0, 5), '2m']]);
     const wide = await kube.kubectlOk(['get', 'wcapp', 'hello-world', '-o', 'wide']);
     assert.match(wide.split('\n')[0]!, /PHASE\s+DEPLOYED$/);
   });
 });
 
-/** The lines printed after `$ <command>` in a console block of the README. */
-function readmeOutput(command: string): string[] {
-  const lines = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n');
+/** The lines printed after `$ <command>` in a console block of docs/resource.md, where the resource is shown. */
+function pageOutput(command: string): string[] {
+  const lines = readFileSync(join(ROOT, 'docs/resource.md'), 'utf8').split('\n');
   const start = lines.indexOf(`$ ${command}`);
-  assert.ok(start !== -1, `the README shows \`${command}\``);
+  assert.ok(start !== -1, `docs/resource.md shows \`${command}\``);
   return lines.slice(start + 1, lines.indexOf('```', start));
 }
 
-/** The table printed after `$ <command>` in the README, split into cells. */
-function readmeTable(command: string): string[][] {
-  return readmeOutput(command).map((line) => line.trim().split(/\s{2,}/));
+/** The table printed after `$ <command>` in docs/resource.md, split into cells. */
+function pageTable(command: string): string[][] {
+  return pageOutput(command).map((line) => line.trim().split(/\s{2,}/));
 }
 
 function deployed(version: string): Verdict {
@@ -198,9 +198,9 @@ describe('the validation rules and list types of the CRD', () => {
     });
   }
 
-  it('refuses the README\'s example with the message the README shows', async () => {
+  it('refuses the example of docs/resource.md with the message it shows', async () => {
     const run = await kube.kubectl(['apply', '-f', '-'], { input: json(broken((s) => (trait(s, 0, 0)['properties'] = {}), 'hello-world')) });
-    assert.deepEqual(run.stderr.trimEnd().split('\n'), readmeOutput('kubectl apply -f hello-world.yaml'));
+    assert.deepEqual(run.stderr.trimEnd().split('\n'), pageOutput('kubectl apply -f hello-world.yaml'));
   });
 
   it('accepts a secret whose policy is a secret policy with a backend', async () => {

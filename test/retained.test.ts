@@ -1,6 +1,7 @@
 // What a replica keeps per application, counted in objects and hidden classes, never in bytes or
 // time: each of 10,000 settled applications costs its entries in the answers and in Knowledge,
-// and nothing that grows with the applications may be kept elsewhere (BENCHMARKS.md, memory).
+// and nothing that grows with the applications may be kept elsewhere (docs/benchmarks-history.md:
+// memory per application, and the eighth round of issue 15).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';

@@ -150,7 +150,8 @@ describe('an outage never leaves a stale Ready=True', () => {
     await settle(mc, 'quiet');
     const before = await versions('quiet');
     await wadm.stop();
-    // The bound (README): the first resync after wadm has been silent for the 5 s liveness window.
+    // The bound (docs/how-it-works.md, How fast an outage shows): the first resync after wadm has
+    // been silent for the 5 s liveness window.
     await mc.waitFor('default', 'quiet', (obj) => ready(obj)?.status === 'Unknown', { timeoutMs: 60_000, intervalMs: 500 });
     assert.equal(ready(mc.get('default', 'quiet'))?.reason, 'LatticeUnavailable');
     assert.equal(await service.ready(), 200, 'NATS is fine: readiness is about NATS');

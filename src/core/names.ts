@@ -16,7 +16,7 @@ export const DESCRIPTION_ANNOTATION = 'description';
 const EXCLUDED_DOMAINS = ['kubernetes.io', 'k8s.io', 'fluxcd.io', 'helm.sh']; // and their subdomains
 const EXCLUDED_PREFIXES = ['argocd.argoproj.io', 'core.wasmcloud.com'];
 
-/** The documented list, for the README and tests. */
+/** The documented list, for docs/resource.md and tests. */
 export const EXCLUDED_KEY_PATTERNS = [
   ...EXCLUDED_DOMAINS.flatMap((domain) => [`${domain}/*`, `*.${domain}/*`]),
   ...EXCLUDED_PREFIXES.map((prefix) => `${prefix}/*`),

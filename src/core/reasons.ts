@@ -1,6 +1,6 @@
 // Every reason the status can carry, with what it does to the conditions, how soon the hook looks
 // again, and who can fix it. Reasons are API: users alert on them, Argo CD and Flux read them, and
-// the README's troubleshooting table is checked against this catalogue by a test.
+// the status table of docs/resource.md is checked against this catalogue by a test.
 import { SCALER_STATES, type ConditionStatus, type Phase, type ScalerStatus } from '../schema/status.js';
 import type { Drift } from './facts.js';
 import { ADOPT_ANNOTATION, OWNER_ANNOTATION } from './names.js';
@@ -17,7 +17,7 @@ interface ReasonInfo {
   pace: Pace;
   /** Who acts: the resource's author, the platform team (NATS, wadm, hosts, policy), or nobody (it resolves itself). */
   fixedBy: 'user' | 'platform' | 'nobody';
-  /** The README row: what it means and what to do. */
+  /** Its row in docs/resource.md: what it means and what to do. */
   doc: string;
   /** Only the finalize hook reports it, while the resource is being deleted. */
   finalize?: true;

@@ -55,7 +55,8 @@ interface Entry {
 
 /**
  * A settled answer with what it was computed from, in one object rather than a key, a record and
- * an answer (60 bytes less per application kept, BENCHMARKS.md).
+ * an answer (60 bytes less per application kept: docs/benchmarks-history.md, eighth round of
+ * issue 15).
  */
 interface Settled extends AnswerKey, Answer {
   /** null: the answer needed nothing from wadm (an invalid spec, a denied lattice). */

@@ -1,7 +1,7 @@
 // Fastify gives every request a child logger bound to its request id. Most hook calls are settled
 // resyncs that log nothing, and building a pino child per call (its bindings serialised, its
-// redaction set up) cost ~3 µs of each (BENCHMARKS.md): this one builds it the first time
-// something is logged, with the same bindings.
+// redaction set up) cost ~3 µs of each (docs/benchmarks-history.md, second round of issue 15):
+// this one builds it the first time something is logged, with the same bindings.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Bindings, ChildLoggerOptions, Level, Logger } from 'pino';
 

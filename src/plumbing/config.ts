@@ -1,5 +1,6 @@
 // Configuration from the environment, read once by main. Every variable is declared here with
-// its default and meaning; the README's table and the Deployment's env are checked against it.
+// its default and meaning; docs/configuration.md's table and the Deployment's env are checked
+// against it.
 
 export interface Config {
   port: number;

@@ -4,12 +4,13 @@
 // for reuse) only at a memory-reducing full collection. Its memory reducer starts one when the
 // process looks idle, but in a Node server it keeps judging the allocation rate from the burst
 // ("high alloc, foreground" under --trace-memory-reducer) and never does: on the image's Node 24 a
-// replica that answered 10,000 applications stayed at ~296 MiB for good (BENCHMARKS.md). V8's
-// --memory-saver-mode would fix that at 3× the CPU per large call, a smaller young generation at
-// 6–30 % of the large-call throughput. So the service asks for that collection itself, once, when
-// calls have stopped and the RSS has grown. On Node 24 its start is such a burst too (modules,
-// schemas, the NATS connection): it leaves the young generation at 16 MiB, ~10 MiB of idle RSS
-// that the first quiet period gives back.
+// replica that answered 10,000 applications stayed at ~296 MiB for good
+// (docs/benchmarks-history.md, third round of issue 15). V8's --memory-saver-mode would fix that
+// at 3× the CPU per large call, a smaller young generation at 6–30 % of the large-call throughput.
+// So the service asks for that collection itself, once, when calls have stopped and the RSS has
+// grown. On Node 24 its start is such a burst too (modules, schemas, the NATS connection): it
+// leaves the young generation at 16 MiB, ~10 MiB of idle RSS that the first quiet period gives
+// back.
 import { memoryUsage } from 'node:process';
 
 export interface ReclaimDeps {

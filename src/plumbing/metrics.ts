@@ -13,7 +13,7 @@ export class Metrics {
   // The three metrics of every hook call: the counters are plain numbers handed to prom-client
   // when it collects (a scrape), the durations a LightHistogram. prom-client's inc() and observe()
   // validate and hash the labels and allocate on each call, a measurable share of a settled
-  // resync's cost (BENCHMARKS.md).
+  // resync's cost (docs/benchmarks-history.md, second round of issue 15).
   private readonly hookCalls = new Tally();
   private readonly answerSources = new Tally();
 
