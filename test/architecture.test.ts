@@ -26,12 +26,12 @@ function imports(file: string): string[] {
 const folderOf = (path: string) => path.split('/')[0]!;
 
 /**
- * The floors, from the ground up. The plumbing (config, logs, metrics) and the schemas are what any
- * layer may import; the core decides; the lattice (wadm over NATS), the HTTP shell and the v2
+ * The floors, from the ground up. The schemas (and wadm's vocabulary with them) and the plumbing
+ * (config, logs, metrics) are what any layer may import; the core decides, beside the plumbing; the lattice (wadm over NATS), the HTTP shell and the v2
  * converter each use the core and never each other; the CLI uses those; the wiring composes the
  * service from all of them, and main.ts owns the process.
  */
-const FLOORS: Record<string, number> = { plumbing: 0, schema: 0, core: 1, lattice: 2, http: 2, convert: 2, cli: 3, wiring: 4, 'main.ts': 5 };
+const FLOORS: Record<string, number> = { schema: 0, plumbing: 1, core: 1, lattice: 2, http: 2, convert: 2, cli: 3, wiring: 4, 'main.ts': 5 };
 
 describe('the source layout', () => {
   it('holds only main.ts and folders at the top of src/', () => {

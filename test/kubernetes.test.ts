@@ -156,13 +156,13 @@ describe('the Deployment', () => {
     assert.equal(limits.memory, '512Mi');
   });
 
-  it('takes its environment only from the generated ConfigMap, which holds only variables of src/config.ts with valid values', () => {
+  it('takes its environment only from the generated ConfigMap, which holds only variables of src/plumbing/config.ts with valid values', () => {
     const c = container();
-    for (const env of c['env'] ?? []) assert.ok(envNames.has(env.name), `${env.name} is not in src/config.ts`);
+    for (const env of c['env'] ?? []) assert.ok(envNames.has(env.name), `${env.name} is not in src/plumbing/config.ts`);
     assert.deepEqual(c['envFrom'], [{ configMapRef: { name: configMap()['metadata'].name } }]);
     const data = configMap()['data'] as Record<string, string>;
     assert.deepEqual(Object.keys(data).sort(), ['DEFAULT_LATTICE', 'LOG_LEVEL', 'NATS_URL', 'WADM_API_PREFIX', 'WADM_TIMEOUT_MS']);
-    for (const name of Object.keys(data)) assert.ok(envNames.has(name), `${name} is not in src/config.ts`);
+    for (const name of Object.keys(data)) assert.ok(envNames.has(name), `${name} is not in src/plumbing/config.ts`);
     const loaded = loadConfig(data);
     assert.ok(loaded.ok, loaded.ok ? '' : loaded.errors.join('; '));
   });
@@ -175,7 +175,7 @@ describe('the Deployment', () => {
     const commented = [...read('manifests/config.env').matchAll(/^# ([A-Z][A-Z_]+)=(\S+)$/gm)];
     assert.ok(commented.length >= 8, 'config.env shows how to set NATS authentication and TLS');
     for (const [, name, value] of commented) {
-      assert.ok(envNames.has(name!), `${name} is not in src/config.ts`);
+      assert.ok(envNames.has(name!), `${name} is not in src/plumbing/config.ts`);
       if (name!.endsWith('_FILE')) assert.ok(value!.startsWith(`${mount['mountPath']}/`), `${name} points outside the Secret`);
     }
   });
@@ -543,7 +543,7 @@ describe('the hardened install (examples/secure-install, manifests/components/se
   it('has the service read the same token and serve the certificate, with probes over HTTPS', () => {
     const container = secureDeployment()['spec'].template.spec.containers[0] as Obj;
     const env = Object.fromEntries((container['env'] as Obj[]).map((e) => [e['name'], e['value']]));
-    for (const name of Object.keys(env)) assert.ok(envNames.has(name), `${name} is not read by src/config.ts`);
+    for (const name of Object.keys(env)) assert.ok(envNames.has(name), `${name} is not read by src/plumbing/config.ts`);
     const mounts = Object.fromEntries((container['volumeMounts'] as Obj[]).map((m) => [m['name'], m['mountPath']]));
     const volumes = Object.fromEntries((secureDeployment()['spec'].template.spec.volumes as Obj[]).map((v) => [v['name'], v['secret']?.secretName]));
     assert.equal(volumes['hook-token'], 'wasmcloud-metacontroller-hook-token');

@@ -1,7 +1,7 @@
 // An application whose lattice changes: the core deploys in the new lattice first, then undeploys
 // (Orphan) or deletes (Delete) what the resource owns in the old one, remembering the lattices still
 // to clean in status.formerLattices, which Metacontroller sends back; finalize cleans every one.
-// In memory (one MemoryLattice per lattice); test/moves-e2e.test.ts does the same against wadm.
+// In memory (one MemoryLattice per lattice); test/lattices-e2e.test.ts does the same against wadm.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { callOf } from '../src/core/application.js';

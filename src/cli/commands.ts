@@ -81,7 +81,7 @@ export interface Document {
   value: unknown;
 }
 
-export function readDocuments(file: string): Document[] {
+function readDocuments(file: string): Document[] {
   const text = file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8');
   const values = yaml.loadAll(text).filter((v) => v !== null && v !== undefined);
   return values.map((value, i) => ({ where: values.length > 1 ? `${file}[${i}]` : file, value }));

@@ -9,7 +9,7 @@ import { EXIT_FAITHFUL, EXIT_INVALID, EXIT_LOSSY, formatReport, isLossy, summari
 import { ALLOWED_HOST } from '../schema/v2.js';
 import { check, readAll, type Options, type Outcome } from './commands.js';
 
-export const TARGETS = ['v2'] as const;
+const TARGETS = ['v2'] as const;
 const WADM_API_VERSION = 'core.oam.dev/v1beta1';
 const ALLOWED_HOST_PATTERN = new RegExp(ALLOWED_HOST);
 

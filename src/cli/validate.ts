@@ -6,12 +6,13 @@ import { renderManifest } from '../core/manifest.js';
 import { check, readAll, type Options, type Outcome } from './commands.js';
 import type { Document } from './commands.js';
 import { manifestTooLarge, putBytes } from '../core/reasons.js';
+import { SCALER_TYPES } from '../schema/kit.js';
 
 /** The trait types wadm acts on; it ignores others silently, so a typo deploys without scaling. */
-const KNOWN_TRAITS = ['spreadscaler', 'daemonscaler', 'link'];
+const KNOWN_TRAITS: readonly string[] = [...SCALER_TYPES, 'link'];
 const WADM_API_VERSION = 'core.oam.dev/v1beta1';
 /** NATS's default max_payload: what manifests are checked against unless told otherwise. */
-export const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
 export function validate(files: string[], options: Options & { strict?: boolean; maxPayloadBytes?: number }): Outcome {
   const lines: string[] = [];
@@ -76,7 +77,7 @@ function unknownTraits(value: unknown): string[] {
 }
 
 /** Levenshtein distance: insertions, deletions and substitutions each cost 1. */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];

@@ -2,10 +2,11 @@
 // WasmCloudApplication that describe wadm (lattice, versions, deletion) rather than the workload.
 import type { ValidSpec } from '../core/validate.js';
 import { DESCRIPTION_ANNOTATION } from '../core/names.js';
+import { SECRET_POLICY_TYPE } from '../schema/kit.js';
 import { approximated, dropped, mapped, type Finding } from './report.js';
 
-export const SHARED_ANNOTATION = 'experimental.wasmcloud.dev/shared';
-const SECRET_POLICY = 'policy.secret.wasmcloud.dev/v1alpha1';
+const SHARED_ANNOTATION = 'experimental.wasmcloud.dev/shared';
+
 
 export interface ApplicationMetadata {
   labels: Record<string, string> | undefined;
@@ -60,7 +61,7 @@ export function policyFindings(app: ValidSpec): Finding[] {
   return (app.spec.policies ?? []).map((policy, p) =>
     dropped(
       `spec.policies[${p}]`,
-      policy.type === SECRET_POLICY
+      policy.type === SECRET_POLICY_TYPE
         ? `secret policy "${policy.name}" (backend "${policy.properties['backend']}"): v2 reads secrets from Kubernetes Secrets (see the secrets that use it)`
         : `policy "${policy.name}" (${policy.type}): v2 has no policies`,
     ),

@@ -45,7 +45,7 @@ export function mapComponent({ component, index }: IndexedComponent, context: Co
 }
 
 /** wadm pulls from OCI registries and also reads `file://` paths and its built-in providers. */
-export function isOciReference(image: string): boolean {
+function isOciReference(image: string): boolean {
   return !/^[a-z][a-z0-9+.-]*:\/\//i.test(image) || /^oci:\/\//i.test(image);
 }
 

@@ -1,7 +1,7 @@
 // The loss report of `convert --to v2`: one finding per construct of the source, each saying what
 // became of it and naming the source field, so that a user can act on every line.
 
-export const OUTCOMES = ['mapped', 'approximated', 'needs input', 'dropped'] as const;
+const OUTCOMES = ['mapped', 'approximated', 'needs input', 'dropped'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
 export interface Finding {

@@ -33,7 +33,7 @@ export function storedBytes(versions: { version: string; bytes: number }[], depl
 }
 
 /** A version's size if this call knows it: read with its annotations, put by us, or remembered. */
-export function sizeOf(model: ModelFacts, version: string): number | undefined {
+function sizeOf(model: ModelFacts, version: string): number | undefined {
   return (Object.hasOwn(model.known, version) ? model.known[version]!.bytes : undefined) ?? (model.sizes && Object.hasOwn(model.sizes, version) ? model.sizes[version] : undefined);
 }
 

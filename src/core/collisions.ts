@@ -33,7 +33,7 @@ export function modelKey(model: ModelName): string {
 }
 
 /** The KV key wadm stores a lattice's list of model names under. */
-export function indexKey(lattice: string): string {
+function indexKey(lattice: string): string {
   return lattice;
 }
 

@@ -10,12 +10,12 @@ import {
   type ScalerProperties,
   type SecretProperty,
 } from '../schema/application.js';
+import { SCALER_TYPES, SECRET_POLICY_TYPE } from '../schema/kit.js';
 import { compile } from '../schema/validator.js';
 
 const checkScaler = compile<ScalerProperties>(ScalerPropertiesSchema);
 const checkLink = compile<LinkProperties>(LinkPropertiesSchema);
-const SCALERS = ['spreadscaler', 'daemonscaler'];
-const SECRET_POLICY = 'policy.secret.wasmcloud.dev/v1alpha1';
+const SCALERS: readonly string[] = SCALER_TYPES;
 
 export function checkComponents(spec: ApplicationSpec): string[] {
   const problems: string[] = [];
@@ -115,7 +115,7 @@ function checkSecrets(spec: ApplicationSpec): string[] {
     const at = `${path}.properties.policy`;
     const policy = policies.get(secret.properties.policy);
     if (policy === undefined) return [`${at}: no policy named "${secret.properties.policy}" in spec.policies`];
-    if (policy.type !== SECRET_POLICY) return [`${at}: policy "${policy.name}" is not of type ${SECRET_POLICY}`];
+    if (policy.type !== SECRET_POLICY_TYPE) return [`${at}: policy "${policy.name}" is not of type ${SECRET_POLICY_TYPE}`];
     if (policy.properties['backend'] === undefined) return [`${at}: policy "${policy.name}" has no "backend" property`];
     return [];
   });

@@ -24,7 +24,7 @@ export interface RenderedManifest {
 }
 
 /** Versions we derive look like `sha-0123456789abcdef`: 64 bits, ample for one application's history. */
-export function hashVersion(contentHash: string): string {
+function hashVersion(contentHash: string): string {
   return `sha-${contentHash.slice(0, 16)}`;
 }
 
@@ -68,6 +68,6 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-export function sha256Hex(text: string): string {
+function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }

@@ -1,5 +1,6 @@
 // The keys and names wadm and this service share: which labels and annotations reach wadm, the keys
 // we add ourselves, and what a name must look like to become part of a NATS subject.
+import { isSubjectToken } from '../schema/kit.js';
 
 /** Our bookkeeping on every manifest we put: `<namespace>/<name>` of the resource that owns the model. */
 export const OWNER_ANNOTATION = 'core.wasmcloud.com/owner';
@@ -43,16 +44,10 @@ export function isValidOamKey(key: string): boolean {
   return prefix.length <= 253 && prefix.split('.').every((label) => DNS_LABEL.test(label));
 }
 
-/** One NATS subject token: wadm's API subjects, and so application and lattice names, are made of them. */
-const SUBJECT_TOKEN = /^[-\w]+$/;
 /** Kubernetes' own name limit; NATS drops the connection on a protocol line over 4 KB. */
 const MAX_NAME_LENGTH = 253;
 
-export function isSubjectToken(value: string): boolean {
-  return SUBJECT_TOKEN.test(value);
-}
-
 /** A name wadm could store a model under: one subject token of at most 253 characters. */
 export function isWadmName(value: string): boolean {
-  return value.length <= MAX_NAME_LENGTH && SUBJECT_TOKEN.test(value);
+  return value.length <= MAX_NAME_LENGTH && isSubjectToken(value);
 }

@@ -21,7 +21,7 @@ export interface PrefixPair {
 }
 
 /** Every lattice the policy can produce, once per distinct glob. */
-export function latticeSources(policy: LatticePolicy): LatticeSource[] {
+function latticeSources(policy: LatticePolicy): LatticeSource[] {
   const sources = new Map<string, LatticeSource>();
   for (const rule of policy.rules) {
     for (const lattice of rule.lattices) {

@@ -124,10 +124,6 @@ export interface Verdict {
   scalers?: ScalerStatus[];
 }
 
-export function reasonInfo(reason: Reason): ReasonInfo {
-  return REASONS[reason];
-}
-
 /** A verdict in the reason's usual phase. */
 export function verdict(reason: Reason, message: string, fields: Omit<Verdict, 'reason' | 'message' | 'phase'> & { phase?: Phase } = {}): Verdict {
   return { phase: REASONS[reason].phases[0], ...fields, reason, message };
@@ -222,7 +218,7 @@ export function drift(replacing: Drift): string {
 }
 
 /** What the previous status said about wadm, carried over while wadm cannot be asked. */
-export function lastKnown(previous: unknown): { deployedVersion: string | null; scalers: ScalerStatus[] } {
+function lastKnown(previous: unknown): { deployedVersion: string | null; scalers: ScalerStatus[] } {
   const status = (previous ?? {}) as { deployedVersion?: unknown; scalers?: unknown };
   const deployedVersion = typeof status.deployedVersion === 'string' ? status.deployedVersion : null;
   const scalers = Array.isArray(status.scalers)

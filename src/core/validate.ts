@@ -7,7 +7,7 @@ import {
 } from '../schema/application.js';
 import type { Parent } from '../schema/hook.js';
 import { compile } from '../schema/validator.js';
-import { ADOPT_ANNOTATION, isPassedThrough, isValidOamKey, VERSION_ANNOTATION } from './names.js';
+import { ADOPT_ANNOTATION, isPassedThrough, isValidOamKey, isWadmName, VERSION_ANNOTATION } from './names.js';
 import { checkComponents } from './components.js';
 
 export interface ResourceRef {
@@ -47,12 +47,10 @@ export interface ValidSpec extends Identity, Settings {
 export type Validation = { ok: true; app: ValidSpec } | { ok: false; identity: Identity; problems: string[] };
 
 const checkSpec = compile<ApplicationSpec>(ApplicationSpecSchema);
-/** One NATS subject token, no longer than Kubernetes allows a name (NATS drops the connection on a protocol line over 4 KB). */
-const NAME = /^[-\w]{1,253}$/;
 /** wadm parses manifests with serde_json, whose recursion limit is 128; real specs nest about 10 deep. */
 const MAX_SPEC_DEPTH = 64;
 
-export function refOf(parent: Parent): ResourceRef {
+function refOf(parent: Parent): ResourceRef {
   const { namespace, name, generation } = parent.metadata;
   return { namespace, name, generation: generation ?? 0 };
 }
@@ -64,7 +62,7 @@ export function latticeOf(parent: Parent, defaultLattice: string): string {
 }
 
 /** The one rule for who an application is; `spec.deletionPolicy` is read even from an invalid spec. */
-export function identityOf(parent: Parent, defaultLattice: string): Identity {
+function identityOf(parent: Parent, defaultLattice: string): Identity {
   const ref = refOf(parent);
   const deletionPolicy = (parent.spec as { deletionPolicy?: unknown } | undefined)?.deletionPolicy === 'Orphan' ? 'Orphan' : 'Delete';
   return { ref, owner: `${ref.namespace}/${ref.name}`, lattice: latticeOf(parent, defaultLattice), deletionPolicy };
@@ -74,7 +72,7 @@ export function validateParent(parent: Parent, defaultLattice: string): Validati
   const identity = identityOf(parent, defaultLattice);
   const { ref, owner, lattice, deletionPolicy } = identity;
   const problems: string[] = [];
-  if (!NAME.test(ref.name)) {
+  if (!isWadmName(ref.name)) {
     problems.push(
       `metadata.name: "${ref.name}" cannot be a wadm application name: use at most 253 letters, digits, "-" and "_" (no dots)`,
     );

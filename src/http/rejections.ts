@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { HookName } from './hooks.js';
 import type { Metrics } from '../plumbing/metrics.js';
 
-export const ERROR_NAMES = {
+const ERROR_NAMES = {
   400: 'BadRequest',
   401: 'Unauthorized',
   404: 'NotFound',

@@ -1,7 +1,7 @@
 // NATS subjects of wadm's API and status stream. Names and lattices are checked to be single
 // tokens before they get here; this checks again, because a `*`, `>` or `.` in a subject would
 // address other applications than the one the resource names.
-const TOKEN = /^[-\w]+$/;
+import { isSubjectToken } from '../schema/kit.js';
 
 export type ModelOperation = 'put' | 'get' | 'versions' | 'del' | 'deploy' | 'undeploy' | 'status' | 'history';
 
@@ -30,10 +30,6 @@ export function grantFor(apiPrefix: string, lattice: string): string {
   return `publish on "${apiPrefix}.${lattice}.>" and subscribe on "${statusSubject(lattice)}" and "${eventSubject(lattice)}"`;
 }
 
-export function isToken(value: string): boolean {
-  return TOKEN.test(value);
-}
-
 function assertToken(value: string, what: string): void {
-  if (!TOKEN.test(value)) throw new Error(`refusing to build a NATS subject from ${what} ${JSON.stringify(value)}`);
+  if (!isSubjectToken(value)) throw new Error(`refusing to build a NATS subject from ${what} ${JSON.stringify(value)}`);
 }

@@ -1,6 +1,7 @@
 // Configuration from the environment, read once by main. Every variable is declared here with
 // its default and meaning; docs/configuration.md's table and the Deployment's env are checked
 // against it.
+import { isSubjectToken } from '../schema/kit.js';
 
 export interface Config {
   port: number;
@@ -45,7 +46,6 @@ interface Variable<K extends keyof Config> {
   parse(raw: string): Config[K] | Error;
 }
 
-const TOKEN = /^[-\w]+$/;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function integer(min: number, max: number) {
@@ -112,14 +112,14 @@ export const VARIABLES = {
     env: 'DEFAULT_LATTICE',
     default: 'default',
     description: 'Lattice used when a resource sets no spec.lattice.',
-    parse: (raw) => (TOKEN.test(raw) ? raw : new Error('may contain only letters, digits, "-" and "_"')),
+    parse: (raw) => (isSubjectToken(raw) ? raw : new Error('may contain only letters, digits, "-" and "_"')),
   },
   wadmApiPrefix: {
     key: 'wadmApiPrefix',
     env: 'WADM_API_PREFIX',
     default: 'wadm.api',
     description: "Subject prefix of wadm's API (wadm's --api-prefix).",
-    parse: (raw) => (raw.split('.').every((t) => TOKEN.test(t)) ? raw : new Error('must be dot-separated tokens of letters, digits, "-" and "_"')),
+    parse: (raw) => (raw.split('.').every((t) => isSubjectToken(t)) ? raw : new Error('must be dot-separated tokens of letters, digits, "-" and "_"')),
   },
   wadmTimeoutMs: {
     key: 'wadmTimeoutMs',

@@ -1,7 +1,7 @@
 // The one pino root logger. JSON lines by default; credentials never reach a log line.
 import { pino, type Logger } from 'pino';
 
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'req.headers.authorization',
   '*.authorization',
   '*.password',

@@ -24,7 +24,7 @@ export interface ReclaimDeps {
 }
 
 /** How much the RSS must have grown since the last collection for the next quiet period to collect. */
-export const RECLAIM_GROWTH_BYTES = 16 * 2 ** 20;
+const RECLAIM_GROWTH_BYTES = 16 * 2 ** 20;
 /** How often the reclaimer looks: a period with no hook call in it counts as quiet. */
 export const RECLAIM_CHECK_MS = 2_000;
 

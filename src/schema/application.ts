@@ -2,12 +2,10 @@
 // fields that tell us how to run it. Every description here becomes `kubectl explain` text.
 import { Type, type Static } from '@sinclair/typebox';
 import { ConfigPropertySchema, SecretPropertySchema, TraitSchema } from './component-parts.js';
-import { celRules, CLOSED as closed, LIMITS, listMap, listSet, SCALER_TRAITS as SCALERS, StringEnum, StringMap, SUBJECT_TOKEN } from './kit.js';
+import { celRules, CLOSED as closed, LIMITS, listMap, listSet, SCALER_TRAITS as SCALERS, SECRET_POLICY_TYPE, StringEnum, StringMap, SUBJECT_TOKEN } from './kit.js';
 
 export { LIMITS };
 export { ConfigPropertySchema, LinkPropertiesSchema, ScalerPropertiesSchema, SecretPropertySchema, TraitSchema } from './component-parts.js';
-
-const SECRET_POLICY_TYPE = 'policy.secret.wasmcloud.dev/v1alpha1';
 
 const SharedApplicationRefSchema = Type.Object(
   {

@@ -99,7 +99,7 @@ export const LinkPropertiesSchema = Type.Object(
 
 // Kubernetes needs one structural schema for every trait's properties, so the CRD types the
 // union of the known fields and keeps unknown ones (custom traits, which wadm ignores). The
-// exact per-type rules are checked by src/validate.ts with the two schemas above.
+// exact per-type rules are checked by src/core/components.ts with the two schemas above.
 const TraitPropertiesSchema = Type.Object(
   { ...ScalerPropertiesSchema.properties, ...Type.Partial(LinkPropertiesSchema).properties },
   {

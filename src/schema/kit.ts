@@ -19,6 +19,18 @@ export function OpenObject(options: SchemaOptions = {}): TUnsafe<Record<string, 
 
 /** One NATS subject token, as wadm requires of app names and lattice ids (ASCII `\w`, no dots). */
 export const SUBJECT_TOKEN = '^[-\\w]+$';
+const SUBJECT_TOKEN_PATTERN = new RegExp(SUBJECT_TOKEN);
+
+/** The one subject-token rule: wadm's API subjects, and so application and lattice names, are made of them. */
+export function isSubjectToken(value: string): boolean {
+  return SUBJECT_TOKEN_PATTERN.test(value);
+}
+
+/** The trait types wadm scales a component with. */
+export const SCALER_TYPES = ['spreadscaler', 'daemonscaler'] as const;
+
+/** The policy type that names a secrets backend in wadm. */
+export const SECRET_POLICY_TYPE = 'policy.secret.wasmcloud.dev/v1alpha1';
 
 /** A CEL rule the API server checks at `kubectl apply` (CRD `x-kubernetes-validations`). */
 export interface CelRule {
@@ -53,4 +65,4 @@ export const CLOSED = { additionalProperties: false } as const;
 export const LIMITS = { components: 100, traits: 20, items: 20, interfaces: 32, name: 253 } as const;
 
 /** The scaler trait types, as a CEL list literal. */
-export const SCALER_TRAITS = "['spreadscaler', 'daemonscaler']";
+export const SCALER_TRAITS = `[${SCALER_TYPES.map((type) => `'${type}'`).join(', ')}]`;

@@ -147,7 +147,6 @@ export const WorkloadDeploymentStatusSchema = Type.Object(
 );
 
 export type HostInterface = Static<typeof HostInterfaceSchema>;
-export type LocalResources = Static<typeof LocalResourcesSchema>;
 export type WorkloadComponent = Static<typeof WorkloadComponentSchema>;
 export type WorkloadSpec = Static<typeof WorkloadSpecSchema>;
 export type WorkloadDeployment = Static<typeof WorkloadDeploymentSchema>;

@@ -6,7 +6,7 @@ import { SUBJECT_TOKEN } from './kit.js';
 
 const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
 // Kubernetes annotations on our schemas; they carry no validation rule for Ajv (the CEL rules in
-// x-kubernetes-validations are run by the API server; src/validate-components.ts checks the same).
+// x-kubernetes-validations are run by the API server; src/core/components.ts checks the same).
 const KUBERNETES_KEYWORDS = ['x-kubernetes-preserve-unknown-fields', 'x-kubernetes-list-type', 'x-kubernetes-list-map-keys', 'x-kubernetes-validations'];
 for (const keyword of KUBERNETES_KEYWORDS) {
   ajv.addKeyword({ keyword, schemaType: ['boolean', 'string', 'array'] });

@@ -21,7 +21,7 @@ export const LIVENESS_MS = 5_000;
  * least once per MODEL_CACHE_TTL_SECONDS plus Metacontroller's resync period, so a lattice with
  * applications stays watched; at least 15 minutes, so that a quiet one is not churned.
  */
-export function watchIdleMs(modelTtlMs: number): number {
+function watchIdleMs(modelTtlMs: number): number {
   return Math.max(15 * 60_000, 3 * modelTtlMs);
 }
 

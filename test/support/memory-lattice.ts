@@ -40,7 +40,7 @@ export class MemoryLattice {
     this.statuses.set(name, { status, predatesDeploy });
   }
 
-  /** The Lattice interface of src/hooks.ts; the lattice id is recorded, not used. */
+  /** The Lattice interface of src/http/hooks.ts; the lattice id is recorded, not used. */
   readonly lattices: string[] = [];
   perform(lattice: string, name: string, action: Action): Promise<ActionResult> {
     this.lattices.push(lattice);
