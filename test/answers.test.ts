@@ -5,7 +5,7 @@ import { createHooks, type Lattice } from '../src/http/hooks.js';
 import { fromPolicy, parsePolicy, type Tenancy } from '../src/core/tenancy.js';
 import { testClock } from './support/clock.js';
 import { MemoryLattice } from './support/memory-lattice.js';
-import { hello, hookRequest } from './support/resources.js';
+import { wasmApp, hookRequest } from './support/resources.js';
 
 const SILENT = pino({ level: 'silent' });
 
@@ -26,7 +26,7 @@ function hooksOver(l: Lattice, tenancy: Tenancy, now = testClock().now) {
 }
 
 function request(resourceVersion: string, spec = {}) {
-  const r = hookRequest(hello(spec));
+  const r = hookRequest(wasmApp().with(spec).build());
   (r.parent.metadata as Record<string, unknown>)['resourceVersion'] = resourceVersion;
   return r;
 }

@@ -10,7 +10,7 @@ import { connect, headers, type NatsConnection } from 'nats';
 import { list } from '../src/cli/lattice-views.js';
 import { loadConfig } from '../src/plumbing/config.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
-import { hello, hookRequest } from './support/resources.js';
+import { wasmApp, hookRequest } from './support/resources.js';
 import { startService, type RunningService } from './support/service.js';
 import { startRelayedWadm, type RelayedRequest, type WadmRelay } from './support/wadm-relay.js';
 
@@ -68,7 +68,7 @@ interface FirstSync {
 
 /** One new application's first sync through the hook: its time and the wadm requests it sent. */
 async function firstSync(lattice: string, name: string): Promise<FirstSync> {
-  const parent = { ...hello({ lattice }), metadata: { name, namespace: 'importers' } };
+  const parent = wasmApp().inLattice(lattice).named(name).inNamespace('importers').unannotated().build();
   const before = wadm.requests.length;
   const started = performance.now();
   const response = await fetch(`${running.url}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(hookRequest(parent)) });
@@ -81,7 +81,7 @@ async function firstSync(lattice: string, name: string): Promise<FirstSync> {
 async function direct(lattice: string, name: string): Promise<number> {
   const h = headers();
   h.set('Content-Type', 'application/json');
-  const manifest = { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name, annotations: { version: 'v1' } }, spec: hello().spec };
+  const manifest = { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name, annotations: { version: 'v1' } }, spec: wasmApp().build().spec };
   const started = performance.now();
   await nc.request(`wadm.api.${lattice}.model.versions.${name}`, '', { timeout: 30_000 });
   await nc.request(`wadm.api.${lattice}.model.put`, JSON.stringify(manifest), { timeout: 30_000, headers: h });

@@ -13,7 +13,7 @@ import { renderManifest } from '../src/core/manifest.js';
 import { check, readAll } from '../src/cli/commands.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { startWadm, type WadmProcess } from './support/wadm.js';
-import { fixtureText } from './support/resources.js';
+import { fixtureText } from './support/fixtures.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const HELLO = 'examples/apps/hello-world.yaml';

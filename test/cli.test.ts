@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import yaml from 'js-yaml';
 import { fixturePath } from './support/fixtures.js';
-import { fixtureResource } from './support/resources.js';
+import { wasmApp } from './support/resources.js';
 import { condition } from './support/metacontroller.js';
 import { startScenario, WADM_WAIT, type Scenario } from './support/scenario.js';
 import { validate } from '../src/cli/validate.js';
@@ -41,7 +41,7 @@ function file(name: string, content: unknown): string {
 
 describe('validate', () => {
   it('accepts valid resources, several documents in one file, and says which version each renders to', () => {
-    const two = file('two.yaml', [fixtureResource('hello.yaml'), fixtureResource('complex.yaml')].map((r) => yaml.dump(r)).join('---\n'));
+    const two = file('two.yaml', [wasmApp().build(), wasmApp('complex.yaml').build()].map((r) => yaml.dump(r)).join('---\n'));
     const { code, stdout } = cli(['validate', two, 'examples/apps/hello-world.yaml']);
     assert.equal(code, 0, stdout);
     assert.deepEqual(stdout.trim().split('\n'), [
@@ -52,7 +52,7 @@ describe('validate', () => {
   });
 
   it('names the file, the resource and the field of every error, and exits 1', () => {
-    const bad = fixtureResource('hello.yaml');
+    const bad = wasmApp().build();
     (bad.spec['components'] as Record<string, unknown>[])[0]!['name'] = 'httpserver';
     const path = file('bad.yaml', bad);
     const { code, stdout } = cli(['validate', path]);
@@ -74,7 +74,7 @@ describe('validate', () => {
 
   it('checks the applications of a kustomize stream on stdin and skips other kinds with a count', () => {
     const other = (kind: string, name: string) => ({ apiVersion: 'v1', kind, metadata: { name } });
-    const docs = [other('Namespace', 'apps'), fixtureResource('hello.yaml'), other('ConfigMap', 'c'), { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' } }];
+    const docs = [other('Namespace', 'apps'), wasmApp().build(), other('ConfigMap', 'c'), { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' } }];
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'validate', '-'], { cwd: ROOT, encoding: 'utf8', input: docs.map((d) => yaml.dump(d)).join('---\n') });
     assert.equal(run.status, 0, run.stdout + run.stderr);
     assert.deepEqual(run.stdout.trim().split('\n'), ['-[1]: WasmCloudApplication default/hello-world: valid, version sha-72ddc1eef3fe1252', 'skipped 3 documents of other kinds']);
@@ -82,7 +82,7 @@ describe('validate', () => {
   });
 
   it('says which apiVersion a WasmCloudApplication needs, and fails a stream without any', () => {
-    const wrong = { ...fixtureResource('hello.yaml'), apiVersion: 'core.wasmcloud.com/v1' };
+    const wrong = { ...wasmApp().build(), apiVersion: 'core.wasmcloud.com/v1' };
     const { code, stdout } = cli(['validate', file('wrong-version.yaml', wrong)]);
     assert.equal(code, 1);
     assert.match(stdout, /WasmCloudApplication default\/hello-world: apiVersion "core\.wasmcloud\.com\/v1" is not served: a WasmCloudApplication has apiVersion core\.wasmcloud\.com\/v1beta1\n$/);
@@ -93,7 +93,7 @@ describe('validate', () => {
   });
 
   it('warns of an unknown trait type with the nearest known one, and fails on it with --strict', () => {
-    const typo = fixtureResource('hello.yaml');
+    const typo = wasmApp().build();
     const traits = (typo.spec['components'] as { traits: { type: string }[] }[])[0]!.traits;
     traits[0]!.type = 'spredscaler';
     traits.push({ type: 'example.com/autoscaler', properties: {} } as { type: string });
@@ -112,7 +112,7 @@ describe('validate', () => {
   });
 
   it('reads standard input with -', () => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'validate', '-'], { cwd: ROOT, encoding: 'utf8', input: yaml.dump(fixtureResource('hello.yaml')) });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'validate', '-'], { cwd: ROOT, encoding: 'utf8', input: yaml.dump(wasmApp().build()) });
     assert.equal(run.status, 0, run.stdout + run.stderr);
     assert.match(run.stdout, /^-: WasmCloudApplication default\/hello-world: valid/);
   });
@@ -120,7 +120,7 @@ describe('validate', () => {
 
 describe('validate against NATS max_payload', () => {
   it('refuses, as the hook would, a manifest larger than --max-payload (default 1 MiB), naming both sizes', () => {
-    const big = fixtureResource('hello.yaml');
+    const big = wasmApp().build();
     const components = (big.spec as { components: { properties: Record<string, unknown> }[] }).components;
     components[0]!.properties['config'] = [{ name: 'blob', properties: { data: 'x'.repeat(1.1 * 1024 * 1024) } }];
     const path = file('big.yaml', big);
@@ -128,7 +128,7 @@ describe('validate against NATS max_payload', () => {
     assert.equal(tooBig.code, 1);
     assert.match(tooBig.stdout, /ManifestTooLarge: the rendered manifest is \d+ bytes, more than the NATS server's max_payload of 1048576 bytes/);
 
-    const hello = file('small.yaml', fixtureResource('hello.yaml'));
+    const hello = file('small.yaml', wasmApp().build());
     assert.equal(validate([hello], { namespace: 'default', defaultLattice: 'default' }).code, 0);
     const strict = validate([hello], { namespace: 'default', defaultLattice: 'default', maxPayloadBytes: 500 });
     assert.equal(strict.code, 1);
@@ -148,7 +148,7 @@ describe('render', () => {
 
   it('refuses an invalid resource with the field, and a file of several resources', () => {
     assert.match(cli(['render', fixturePath('hello.yaml')]).stderr, /not a WasmCloudApplication/);
-    const two = file('render-two.yaml', [fixtureResource('hello.yaml'), fixtureResource('hello.yaml')].map((r) => yaml.dump(r)).join('---\n'));
+    const two = file('render-two.yaml', [wasmApp().build(), wasmApp().build()].map((r) => yaml.dump(r)).join('---\n'));
     const { code, stderr } = cli(['render', two]);
     assert.equal(code, 1);
     assert.match(stderr, /expected one WasmCloudApplication, found 2 documents/);
@@ -183,7 +183,7 @@ describe('status', () => {
 
   it('prints the status the hook writes, asked of wadm over NATS', async () => {
     const mc = scenario.metacontroller();
-    mc.apply(fixtureResource('hello.yaml') as never);
+    mc.apply(wasmApp().build() as never);
     const { object } = await mc.waitFor('default', 'hello-world', (obj) => condition(obj!, 'Ready')?.status === 'True', WADM_WAIT);
     const { code, stdout, stderr } = await cliAsync(['status', 'hello-world', '--lattice', 'default'], { NATS_URL: scenario.nats.url });
     assert.equal(code, 0, stderr);

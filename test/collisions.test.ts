@@ -13,7 +13,7 @@ import type { Action, ActionResult, LatticeFacts } from '../src/core/facts.js';
 import { fromPolicy } from '../src/core/tenancy.js';
 import { runSteps } from '../src/core/steps.js';
 import { Knowledge } from '../src/lattice/knowledge.js';
-import { hello, hookRequest } from './support/resources.js';
+import { wasmApp, hookRequest } from './support/resources.js';
 
 const ANY_LATTICE = fromPolicy({ rules: [{ namespaces: ['*'], lattices: ['*'] }] }, 'default');
 const NOW = Date.parse('2026-11-30T12:00:00Z');
@@ -80,7 +80,7 @@ const dashed = fc.array(segment, { minLength: 1, maxLength: 3 }).map((parts) => 
 const pair = fc.record({ lattice: dashed, name: dashed });
 
 async function syncIn(wadm: KeyValueWadm, lattice: string, name: string) {
-  const call = callOf(hookRequest({ ...hello({ lattice }), metadata: { name, namespace: 'tenant' } }), ANY_LATTICE, { now: NOW });
+  const call = callOf(hookRequest(wasmApp().inLattice(lattice).named(name).inNamespace('tenant').unannotated().build()), ANY_LATTICE, { now: NOW });
   return runSteps(decideSync, call, (action) => Promise.resolve(wadm.perform(lattice, name, action)));
 }
 
@@ -121,7 +121,7 @@ describe('name collisions in a model of wadm 0.21 keys', () => {
 
   it('refuses a name that would shadow a lattice the policy names literally, before asking anything else', async () => {
     const policy = fromPolicy({ rules: [{ namespaces: ['*'], lattices: ['ks', 'ks-web'] }] }, 'default');
-    const call = callOf(hookRequest({ ...hello({ lattice: 'ks' }), metadata: { name: 'web', namespace: 'tenant' } }), policy, { now: NOW });
+    const call = callOf(hookRequest(wasmApp().inLattice('ks').named('web').inNamespace('tenant').unannotated().build()), policy, { now: NOW });
     const wadm = new KeyValueWadm();
     const run = await runSteps(decideSync, call, (action) => Promise.resolve(wadm.perform('ks', 'web', action)));
     assert.equal(reasonOf(run), 'NameCollision');
@@ -134,8 +134,7 @@ describe('finalize of a resource whose key holds another lattice\'s model', () =
   // Lattice kq holds y-z (made outside Kubernetes, no owner); resource z in lattice kq-y shares its
   // key kq-y-z. Adopting would make any unowned model "ours": the stored name must be checked first.
   const adopting = () => {
-    const base = hello({ lattice: 'kq-y' });
-    return { ...base, metadata: { name: 'z', namespace: 'tenant', annotations: { 'core.wasmcloud.com/adopt': 'true' } } };
+    return wasmApp().inLattice('kq-y').named('z').inNamespace('tenant').unannotated().annotated({ 'core.wasmcloud.com/adopt': 'true' }).build();
   };
   const holdsYz = (): ActionResult => ({ kind: 'model', model: { versions: ['v1'], deployedVersion: 'v1', known: { v1: { version: 'v1', owner: null, contentHash: null } }, storedName: 'y-z' } });
 
@@ -155,7 +154,7 @@ describe('finalize of a resource whose key holds another lattice\'s model', () =
 describe('a storage error of one lattice', () => {
   const storageError = (isolated: boolean): ActionResult => ({ kind: 'unavailable', reason: 'StorageError', message: 'Internal storage error', isolated });
   const runWith = (results: Partial<Record<Action['kind'], ActionResult>>) => {
-    const call = callOf(hookRequest(hello({ lattice: 'se' })), ANY_LATTICE, { now: NOW });
+    const call = callOf(hookRequest(wasmApp().inLattice('se').build()), ANY_LATTICE, { now: NOW });
     const base = new KeyValueWadm();
     return runSteps(decideSync, call, (action) => Promise.resolve(results[action.kind] ?? base.perform('se', 'hello-world', action)));
   };

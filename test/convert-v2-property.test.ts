@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { v2Problems } from '../src/convert/check.js';
 import { convertToV2 } from '../src/convert/to-v2.js';
 import { validateParent } from '../src/core/validate.js';
-import { resource } from './support/resources.js';
+import { wasmApp } from './support/resources.js';
 import { applications, specOfApplication } from './support/v2-applications.js';
 
 const SEED = Number(process.env['FUZZ_SEED'] ?? 20261130);
@@ -21,7 +21,7 @@ it('every conversion of a valid application validates against our v2 schemas, re
     fc.property(applications, (application) => {
       const { name, names, options } = application;
       const spec = specOfApplication(application);
-      const validation = validateParent(resource(name, spec) as never, 'default');
+      const validation = validateParent(wasmApp.scratch().named(name).with(spec).build() as never, 'default');
       fc.pre(validation.ok);
       if (!validation.ok) return;
       const before = JSON.stringify(validation.app);

@@ -15,7 +15,7 @@ import { spreadShares } from '../src/convert/placement.js';
 import type { WorkloadDeployment } from '../src/schema/v2.js';
 import { validateParent, type ValidSpec } from '../src/core/validate.js';
 import { REPO_FIXTURES_DIR } from './support/fixtures.js';
-import { fixtureResource, resource, type Resource } from './support/resources.js';
+import { wasmApp, type Resource } from './support/resources.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const GOLDEN = join(ROOT, 'test/fixtures/v2');
@@ -105,7 +105,7 @@ describe('the mapping', () => {
         provider('kv'),
       ],
     };
-    const { resources, findings } = convertToV2(app(resource('shop', spec)), { httpHost: 'shop.example.com', allowHosts: ['*'] });
+    const { resources, findings } = convertToV2(app(wasmApp.scratch().named('shop').with(spec).build()), { httpHost: 'shop.example.com', allowHosts: ['*'] });
     assert.deepEqual(resources[0]!.spec.template.spec.hostInterfaces, [
       { namespace: 'wasi', package: 'http', interfaces: ['outgoing-handler', 'incoming-handler'], config: { host: 'shop.example.com' } },
       { namespace: 'wasi', package: 'keyvalue', interfaces: ['store', 'atomics'] },
@@ -117,7 +117,7 @@ describe('the mapping', () => {
 
   it('reports two unnamed entries of one package, which the operator rejects, and a duplicate name', () => {
     const spec = { components: [component('api')] };
-    const [deployment] = convertToV2(app(resource('twice', spec))).resources;
+    const [deployment] = convertToV2(app(wasmApp.scratch().named('twice').with(spec).build())).resources;
     const http = { namespace: 'wasi', package: 'http', interfaces: ['incoming-handler'] };
     const egress = { ...http, name: 'egress' };
     // Different versions are not duplicates, but the second unnamed entry still breaks the second rule.
@@ -134,7 +134,7 @@ describe('the mapping', () => {
   it('exits 0 only when every construct mapped', () => {
     const spec = { components: [component('api', [link('wasi', 'keyvalue', ['store'], 'kv'), link('wasi', 'logging', ['logging'], 'worker')]), component('worker'), provider('kv')] };
     const path = join(dir, 'faithful.yaml');
-    writeFileSync(path, yaml.dump(resource('faithful', spec, 'team-a')));
+    writeFileSync(path, yaml.dump(wasmApp.scratch().named('faithful').inNamespace('team-a').with(spec).build()));
     const { code, stderr, stdout } = convertTo(path, options());
     assert.equal(code, 0, stderr);
     assert.match(stderr, /\n8 mapped, 0 approximated, 0 needs input, 0 dropped\n$/);
@@ -151,7 +151,7 @@ describe('the mapping', () => {
         provider('billing'),
       ],
     };
-    const { findings } = convertToV2(app(resource('mixed', spec)));
+    const { findings } = convertToV2(app(wasmApp.scratch().named('mixed').with(spec).build()));
     const drops = findings.filter((f) => f.outcome === 'dropped').map((f) => f.path);
     assert.deepEqual(drops, [
       'spec.components[0].traits[1]',
@@ -164,7 +164,7 @@ describe('the mapping', () => {
   it('asks for a second workload when one import is served by two components, which v2 rejects', () => {
     const named = (target: string, name: string) => ({ type: 'link', properties: { namespace: 'acme', package: 'auth', interfaces: ['check'], target: { name: target }, name } });
     const spec = { components: [component('api', [named('auth-a', 'default'), named('auth-b', 'fallback')]), component('auth-a'), component('auth-b')] };
-    const { findings } = convertToV2(app(resource('twin', spec)));
+    const { findings } = convertToV2(app(wasmApp.scratch().named('twin').with(spec).build()));
     assert.deepEqual(
       findings.filter((f) => f.outcome !== 'mapped').map((f) => `${f.outcome} ${f.path}`),
       ['needs input spec.components[0].traits[2]', 'dropped spec.components[0].traits[2].properties.name'],
@@ -173,7 +173,7 @@ describe('the mapping', () => {
 
   it('turns suspend into zero replicas and reports the WasmCloudApplication fields v2 has no place for', () => {
     const spec = { components: [component('api')], suspend: true, lattice: 'prod', deletionPolicy: 'Orphan', revisionHistoryLimit: 3, version: 'v1' };
-    const { resources, findings } = convertToV2(app(resource('paused', spec)));
+    const { resources, findings } = convertToV2(app(wasmApp.scratch().named('paused').with(spec).build()));
     assert.equal(resources[0]!.spec.replicas, 0);
     assert.deepEqual(
       findings.filter((f) => f.path.startsWith('spec.') && !f.path.startsWith('spec.components')).map((f) => `${f.outcome} ${f.path}`),
@@ -209,7 +209,7 @@ describe('the command line', () => {
   };
 
   it('reads several documents from standard input, WasmCloudApplications and wadm manifests alike', () => {
-    const input = [yaml.dump(fixtureResource('secrets-policy.yaml')), readFileSync(join(REPO_FIXTURES_DIR, 'hello.yaml'), 'utf8')].join('---\n');
+    const input = [yaml.dump(wasmApp('secrets-policy.yaml').build()), readFileSync(join(REPO_FIXTURES_DIR, 'hello.yaml'), 'utf8')].join('---\n');
     const { code, stdout, stderr } = cli(['convert', '-', '--to', 'v2', '--http-host', 'hello.localhost'], input);
     assert.equal(code, 3, stderr);
     assert.deepEqual((yaml.loadAll(stdout) as WorkloadDeployment[]).map((d) => `${d.metadata.namespace}/${d.metadata.name}`), ['default/sample', 'undefined/hello-world']);

@@ -6,7 +6,7 @@ import { Ajv } from 'ajv';
 import yaml from 'js-yaml';
 import { buildCrd, renderCrdYaml } from '../src/schema/crd.js';
 import { buildWorkloadDeploymentCrd } from '../src/schema/v2-crd.js';
-import { fixtureResource } from './support/resources.js';
+import { wasmApp } from './support/resources.js';
 
 type Node = Record<string, unknown>;
 type Crd = { spec: { names: Node; versions: Node[] } };
@@ -63,7 +63,7 @@ describe('the generated CRD', () => {
     const ajv = new Ajv({ strict: false });
     const check = ajv.compile(openApi);
     for (const file of ['hello.yaml', 'complex.yaml', 'daemonscaler.yaml', 'secrets-policy.yaml', 'shared-http.yaml', 'shared-http-dev.yaml']) {
-      assert.ok(check(fixtureResource(file)), `${file}: ${JSON.stringify(check.errors)}`);
+      assert.ok(check(wasmApp(file).build()), `${file}: ${JSON.stringify(check.errors)}`);
     }
   });
 

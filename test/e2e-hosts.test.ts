@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import { startLattice, WADM_STALL_TOLERANT_MS, type SimulatedLattice } from './support/host-sim.js';
 import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
-import { app } from './support/app.js';
-import { hello } from './support/resources.js';
+import { wasmApp } from './support/resources.js';
 import { startService, type RunningService } from './support/service.js';
 import { startWadm, type WadmProcess } from './support/wadm.js';
 
@@ -54,7 +53,7 @@ describe('with simulated wasmCloud hosts', () => {
   it('reaches Ready=True with every scaler deployed, then settles', async (t) => {
     const sim = await lattice(t, 'hosts-ready');
     const mc = metacontroller();
-    mc.apply(app().inLattice('hosts-ready').build() as never);
+    mc.apply(wasmApp().inLattice('hosts-ready').build() as never);
     const { object } = await until(mc, (obj) => condition(obj, 'Ready')?.status === 'True');
     const status = object!.status as { phase: string; version: string; deployedVersion: string; scalers: { kind: string; status: string }[] };
     assert.equal(status.phase, 'Deployed');
@@ -69,12 +68,12 @@ describe('with simulated wasmCloud hosts', () => {
   it('reports a spread no host can satisfy as Failed and Stalled, with wadm\'s message', async (t) => {
     await lattice(t, 'hosts-picky', { zone: 'earth' });
     const mc = metacontroller();
-    const picky = hello();
+    const picky = wasmApp().build();
     const components = (picky.spec['components'] as { traits?: { type: string; properties: Record<string, unknown> }[] }[]).map((c) => ({
       ...c,
       traits: (c.traits ?? []).map((tr) => (tr.type === 'spreadscaler' ? { ...tr, properties: { instances: 1, spread: [{ name: 'picky', requirements: { zone: 'moon' } }] } } : tr)),
     }));
-    mc.apply(app().with({ components }).inLattice('hosts-picky').build() as never);
+    mc.apply(wasmApp().with({ components }).inLattice('hosts-picky').build() as never);
     const { object } = await until(mc, (obj) => condition(obj, 'Stalled')?.status === 'True');
     assert.equal(phase(object!), 'Failed');
     const stalled = condition(object!, 'Stalled')!;
@@ -86,7 +85,7 @@ describe('with simulated wasmCloud hosts', () => {
   it('turns Ready back to False when the only host leaves, and Ready again when a host comes', async (t) => {
     const sim = await lattice(t, 'hosts-leaving');
     const mc = metacontroller();
-    mc.apply(app().inLattice('hosts-leaving').build() as never);
+    mc.apply(wasmApp().inLattice('hosts-leaving').build() as never);
     await until(mc, (obj) => condition(obj, 'Ready')?.status === 'True');
     await sim.stopHost(sim.hosts[0]!.id);
     const { object } = await until(mc, (obj) => condition(obj, 'Ready')?.status === 'False');
@@ -99,10 +98,10 @@ describe('with simulated wasmCloud hosts', () => {
   it('upgrades in place on a spec edit: the new version becomes Ready', async (t) => {
     await lattice(t, 'hosts-edit');
     const mc = metacontroller();
-    mc.apply(app().inLattice('hosts-edit').build() as never);
+    mc.apply(wasmApp().inLattice('hosts-edit').build() as never);
     const first = await until(mc, (obj) => condition(obj, 'Ready')?.status === 'True');
     const v1 = (first.object!.status as { version: string }).version;
-    mc.apply(app().described('edited').inLattice('hosts-edit').build() as never);
+    mc.apply(wasmApp().described('edited').inLattice('hosts-edit').build() as never);
     const second = await until(mc, (obj) => condition(obj, 'Ready')?.status === 'True' && (obj.status as { version: string }).version !== v1);
     const status = second.object!.status as { version: string; deployedVersion: string };
     assert.equal(status.deployedVersion, status.version);

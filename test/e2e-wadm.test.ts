@@ -7,8 +7,8 @@ import { connect, headers, type NatsConnection } from 'nats';
 import yaml from 'js-yaml';
 import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
-import { app } from './support/app.js';
-import { fixtureResource, fixtureText, type Resource } from './support/resources.js';
+import { wasmApp, type Resource } from './support/resources.js';
+import { fixtureText } from './support/fixtures.js';
 import { startService, type RunningService } from './support/service.js';
 import { startWadm, type WadmProcess } from './support/wadm.js';
 
@@ -66,7 +66,7 @@ describe('the real wadm, without hosts', () => {
     const mc = metacontroller();
     // shared-http must be deployed before an application that uses its components can deploy.
     for (const file of ['hello.yaml', 'complex.yaml', 'daemonscaler.yaml', 'secrets-policy.yaml', 'shared-http.yaml', 'shared-http-dev.yaml']) {
-      const resource = app(fixtureResource(file)).inLattice('fixtures').build();
+      const resource = wasmApp(file).inLattice('fixtures').build();
       const obj = await sync(mc, resource);
       const status = statusOf(obj)!;
       assert.equal(condition(obj, 'Stalled'), undefined, `${file}: ${JSON.stringify(obj.status)}`);
@@ -77,7 +77,7 @@ describe('the real wadm, without hosts', () => {
 
   it('reports wadm\'s refusal to deploy an application whose shared components are not deployed', async () => {
     const mc = metacontroller();
-    const obj = await sync(mc, app(fixtureResource('shared-http-dev.yaml')).inLattice('unshared').build());
+    const obj = await sync(mc, wasmApp('shared-http-dev.yaml').inLattice('unshared').build());
     const stalled = condition(obj, 'Stalled')!;
     assert.equal(stalled.reason, 'DeployFailed');
     assert.match(stalled.message ?? '', /Application contains shared components that are not deployed in other applications/);
@@ -91,7 +91,7 @@ describe('the real wadm, without hosts', () => {
       ['invalid-made-up-key.yaml', 'sample', /traits\[0\]\.incorrect: is not a known field/, 'Unable to parse manifest: YAML parsing failed: Error("spec.components[0].traits[0]: unknown field `incorrect`'],
     ];
     for (const [file, name, ours, theirs] of expectations) {
-      const obj = await sync(mc, app(fixtureResource(file, 'invalid')).inLattice('invalid').build());
+      const obj = await sync(mc, wasmApp(file).inNamespace('invalid').inLattice('invalid').build());
       assert.equal(condition(obj, 'Stalled')!.reason, 'InvalidSpec', file);
       assert.match(condition(obj, 'Stalled')!.message ?? '', ours, file);
       assert.equal((await ask('invalid', 'get', name))['result'], 'notfound', `${file} never reached wadm`);
@@ -105,18 +105,18 @@ describe('the real wadm, without hosts', () => {
   it('makes no new version on a re-sync, puts and deploys on an edit, and redeploys the earlier version on revert', async () => {
     const mc = metacontroller();
     const lattice = 'versions';
-    const first = statusOf(await sync(mc, app().inLattice(lattice).build()))!.version!;
+    const first = statusOf(await sync(mc, wasmApp().inLattice(lattice).build()))!.version!;
     for (let i = 0; i < 3; i++) await mc.reconcile('default', 'hello-world');
     assert.deepEqual(await versions(lattice, 'hello-world'), [{ version: first, deployed: true }]);
 
-    const second = statusOf(await sync(mc, app().described('edited').inLattice(lattice).build()))!.version!;
+    const second = statusOf(await sync(mc, wasmApp().described('edited').inLattice(lattice).build()))!.version!;
     assert.notEqual(second, first);
     assert.deepEqual(await versions(lattice, 'hello-world'), [
       { version: first, deployed: false },
       { version: second, deployed: true },
     ]);
 
-    const reverted = statusOf(await sync(mc, app().inLattice(lattice).build()))!;
+    const reverted = statusOf(await sync(mc, wasmApp().inLattice(lattice).build()))!;
     assert.equal(reverted.version, first);
     assert.equal(reverted.deployedVersion, first);
     assert.deepEqual(await versions(lattice, 'hello-world'), [
@@ -129,7 +129,7 @@ describe('the real wadm, without hosts', () => {
     const mc = metacontroller();
     let last = '';
     for (const description of ['a', 'b', 'c', 'd']) {
-      last = statusOf(await sync(mc, app().with({ description, revisionHistoryLimit: 2 }).inLattice('history').build()))!.version!;
+      last = statusOf(await sync(mc, wasmApp().with({ description, revisionHistoryLimit: 2 }).inLattice('history').build()))!.version!;
     }
     const kept = await versions('history', 'hello-world');
     assert.equal(kept.length, 2);
@@ -138,16 +138,16 @@ describe('the real wadm, without hosts', () => {
 
   it('refuses to reuse a pinned version for other content', async () => {
     const mc = metacontroller();
-    await sync(mc, app().pinned('v1.0.0').inLattice('pinned').build());
-    const obj = await sync(mc, app().pinned('v1.0.0').described('changed').inLattice('pinned').build());
+    await sync(mc, wasmApp().pinned('v1.0.0').inLattice('pinned').build());
+    const obj = await sync(mc, wasmApp().pinned('v1.0.0').described('changed').inLattice('pinned').build());
     assert.equal(condition(obj, 'Stalled')!.reason, 'VersionConflict');
     assert.deepEqual(await versions('pinned', 'hello-world'), [{ version: 'v1.0.0', deployed: true }]);
   });
 
   it('undeploys on suspend and keeps the versions', async () => {
     const mc = metacontroller();
-    await sync(mc, app().inLattice('suspend').build());
-    const obj = await sync(mc, app().suspended().inLattice('suspend').build());
+    await sync(mc, wasmApp().inLattice('suspend').build());
+    const obj = await sync(mc, wasmApp().suspended().inLattice('suspend').build());
     assert.equal(statusOf(obj)!.phase, 'Suspended');
     const all = await versions('suspend', 'hello-world');
     assert.equal(all.length, 1);
@@ -156,7 +156,7 @@ describe('the real wadm, without hosts', () => {
 
   it('deletes the model on delete, so that model.get no longer finds it', async () => {
     const mc = metacontroller();
-    await sync(mc, app().inLattice('delete').build());
+    await sync(mc, wasmApp().inLattice('delete').build());
     const result = await mc.deleteAndFinalize('default', 'hello-world', { maxPasses: 5 });
     assert.equal(result.removed, true);
     assert.equal((await ask('delete', 'get', 'hello-world'))['result'], 'notfound');
@@ -168,12 +168,11 @@ describe('the real wadm, without hosts', () => {
     const put = await nc.request('wadm.api.adopt.model.put', fixtureText('hello.yaml'), { timeout: 3000, headers: h });
     assert.equal((JSON.parse(put.string()) as { result: string }).result, 'created');
     const mc = metacontroller();
-    const refused = await sync(mc, app().inLattice('adopt').build());
+    const refused = await sync(mc, wasmApp().inLattice('adopt').build());
     assert.equal(condition(refused, 'Stalled')!.reason, 'OwnershipConflict');
     assert.equal((await versions('adopt', 'hello-world')).length, 1);
 
-    const adopting = app().inLattice('adopt').build();
-    adopting.metadata.annotations = { ...adopting.metadata.annotations, 'core.wasmcloud.com/adopt': 'true' };
+    const adopting = wasmApp().inLattice('adopt').annotated({ 'core.wasmcloud.com/adopt': 'true' }).build();
     const adopted = await sync(mc, adopting);
     assert.equal(condition(adopted, 'Stalled'), undefined);
     assert.equal((await versions('adopt', 'hello-world')).at(-1)!.deployed, true);
@@ -184,7 +183,7 @@ describe('the real wadm, without hosts', () => {
     const published: string[] = [];
     const sub = nc.subscribe('wadm.status.nohosts.*', { callback: (_err, msg) => published.push(msg.string()) });
     try {
-      const obj = await sync(mc, app().inLattice('nohosts').build());
+      const obj = await sync(mc, wasmApp().inLattice('nohosts').build());
       assert.equal(statusOf(obj)!.phase, 'Reconciling', 'right after the deploy, wadm has said nothing about the new version');
       await new Promise((resolve) => setTimeout(resolve, 400)); // past the deploy grace period
       await mc.reconcile('default', 'hello-world');
@@ -205,7 +204,7 @@ describe('the real wadm, without hosts', () => {
 
   it('sends each manifest as JSON that real wadm stores with our bookkeeping annotations', async () => {
     const mc = metacontroller();
-    const obj = await sync(mc, app(fixtureResource('complex.yaml')).inLattice('stored').build());
+    const obj = await sync(mc, wasmApp('complex.yaml').inLattice('stored').build());
     const reply = await ask('stored', 'get', 'complex');
     const manifest = reply['manifest'] as { metadata: { annotations: Record<string, string> }; spec: unknown };
     assert.equal(manifest.metadata.annotations['core.wasmcloud.com/owner'], 'default/complex');
@@ -218,7 +217,7 @@ describe('the real wadm, without hosts', () => {
 describe('changes made outside Kubernetes', () => {
   it('are seen at the next sync, without waiting for the model cache to expire, thanks to wadm\'s events', async () => {
     const mc = metacontroller();
-    const first = await sync(mc, app().inLattice('outside').build());
+    const first = await sync(mc, wasmApp().inLattice('outside').build());
     const version = statusOf(first)!.version!;
     const undeploy = await ask('outside', 'undeploy', 'hello-world', '{}');
     assert.equal(undeploy['result'], 'acknowledged');
@@ -232,7 +231,7 @@ describe('two replicas of the service syncing the same resource at once', () => 
   it('put exactly one version and both converge', async () => {
     const other = await startService({ after: (fn) => void cleanups.push(fn) }, { NATS_URL: nats.url }, { deployGraceMs: 300 });
     await other.connected();
-    const resource = app().inLattice('replicas').build();
+    const resource = wasmApp().inLattice('replicas').build();
     const mcs = [metacontroller(), new FakeMetacontroller({ syncUrl: `${other.url}/sync`, finalizeUrl: `${other.url}/finalize`, resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' } })];
     for (const mc of mcs) mc.apply(resource as never);
     const results = await Promise.all(mcs.map((mc) => mc.reconcile('default', 'hello-world')));

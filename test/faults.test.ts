@@ -9,12 +9,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
-import { hello, hookRequest, type Resource } from './support/resources.js';
+import { wasmApp, hookRequest, type Resource } from './support/resources.js';
 import { startService, type RunningService } from './support/service.js';
 import { startScenario, WADM_WAIT, type Scenario } from './support/scenario.js';
 import { freePort } from './support/ports.js';
 import { until } from './support/wait.js';
-import { app } from './support/app.js';
 import type { WadmRelay } from './support/wadm-relay.js';
 
 let scenario: Scenario;
@@ -35,13 +34,13 @@ function metacontroller(url?: string): FakeMetacontroller {
 }
 
 const ready = (obj: K8sObject | undefined) => obj !== undefined && condition(obj, 'Ready')?.status === 'True';
-const numbered = (i: number): Resource => app().named(`app-${i}`).described(`app ${i}`).build();
+const numbered = (i: number): Resource => wasmApp().named(`app-${i}`).described(`app ${i}`).build();
 
 describe('a troubled wadm', () => {
   it('reports a wadm slower than WADM_TIMEOUT_MS as LatticeUnavailable (Timeout), never Ready, then converges', async () => {
     const mc = metacontroller();
     const slow = wadm.hold('versions');
-    mc.apply(hello() as never);
+    mc.apply(wasmApp().build() as never);
     await mc.reconcile('default', 'hello-world');
     const obj = mc.get('default', 'hello-world')!;
     assert.equal(condition(obj, 'Ready')!.status, 'Unknown');
@@ -53,7 +52,7 @@ describe('a troubled wadm', () => {
   it('retries a passing Internal storage error and deploys without the user noticing', async () => {
     const mc = metacontroller();
     wadm.inject('put', { kind: 'storage-error' }, { times: 2 });
-    mc.apply(hello() as never);
+    mc.apply(wasmApp().build() as never);
     await mc.reconcile('default', 'hello-world');
     assert.equal(wadm.count('put'), 3);
     assert.ok((await wadm.model('default', 'hello-world'))?.deployed);
@@ -62,7 +61,7 @@ describe('a troubled wadm', () => {
   it('reports a lasting Internal storage error as LatticeUnavailable (StorageError) and never as Ready', async () => {
     const mc = metacontroller();
     wadm.inject('deploy', { kind: 'storage-error' }, { times: 8 });
-    mc.apply(hello() as never);
+    mc.apply(wasmApp().build() as never);
     await mc.reconcile('default', 'hello-world');
     const obj = mc.get('default', 'hello-world')!;
     assert.equal(condition(obj, 'Ready')!.reason, 'LatticeUnavailable');
@@ -74,7 +73,7 @@ describe('a troubled wadm', () => {
   it('is not fooled by a reply lost after wadm acted: the next sync sees the version and goes on', async () => {
     const mc = metacontroller();
     wadm.inject('put', { kind: 'lost-reply' });
-    mc.apply(hello() as never);
+    mc.apply(wasmApp().build() as never);
     await mc.reconcile('default', 'hello-world');
     assert.equal(condition(mc.get('default', 'hello-world')!, 'Ready')!.status, 'Unknown');
     await mc.waitFor('default', 'hello-world', ready, WADM_WAIT);
@@ -106,7 +105,7 @@ describe('writes wadm never confirmed (wadm stops answering mid-call)', () => {
     const mc = metacontroller();
     const before = { deploy: await writes('deploy'), delete: await writes('delete'), logs: running.logs.length };
     wadm.inject('deploy', { kind: 'lost-request' });
-    mc.apply(hello() as never);
+    mc.apply(wasmApp().build() as never);
     await mc.reconcile('default', 'hello-world');
     assert.equal(condition(mc.get('default', 'hello-world'), 'Ready')?.reason, 'LatticeUnavailable');
     await mc.waitFor('default', 'hello-world', ready, WADM_WAIT);
@@ -141,7 +140,7 @@ describe('SIGTERM with hook calls in flight', () => {
 
     const slow = wadm.hold('versions');
     let answered = false;
-    const inFlight = fetch(`${url}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(hookRequest(hello())) });
+    const inFlight = fetch(`${url}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(hookRequest(wasmApp().build())) });
     inFlight.then(() => (answered = true), () => (answered = true));
     await slow.arrived;
     const signalled = Date.now();

@@ -7,12 +7,12 @@ import { defaultOnly } from '../src/core/tenancy.js';
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 const TENANCY = defaultOnly('default');
 import { MemoryLattice } from './support/memory-lattice.js';
-import { hello, hookRequest, resource, type Resource } from './support/resources.js';
+import { wasmApp, hookRequest, type Resource } from './support/resources.js';
 
 const finalize = (lattice: MemoryLattice, parent: Resource) =>
   lattice.run(decideFinalize, callOf(hookRequest(parent, { finalizing: true }), TENANCY, { now: NOW }));
 
-async function deployed(parent: Resource = hello()) {
+async function deployed(parent: Resource = wasmApp().build()) {
   const lattice = new MemoryLattice();
   await lattice.run(decideSync, callOf(hookRequest(parent), TENANCY, { now: NOW }));
   assert.ok(lattice.model('hello-world'));
@@ -22,7 +22,7 @@ async function deployed(parent: Resource = hello()) {
 describe('finalize', () => {
   it('deletes every version of an owned model and answers finalized: true once wadm confirms', async () => {
     const lattice = await deployed();
-    const run = await finalize(lattice, hello());
+    const run = await finalize(lattice, wasmApp().build());
     assert.deepEqual(run.actions, [{ kind: 'read-model' }, { kind: 'delete', version: null }]);
     assert.equal(run.response.finalized, true);
     assert.equal(lattice.model('hello-world'), undefined);
@@ -30,7 +30,7 @@ describe('finalize', () => {
 
   it('answers finalized: true without touching wadm when deletionPolicy is Orphan', async () => {
     const lattice = await deployed();
-    const run = await finalize(lattice, hello({ deletionPolicy: 'Orphan' }));
+    const run = await finalize(lattice, wasmApp().with({ deletionPolicy: 'Orphan' }).build());
     assert.deepEqual(run.actions, []);
     assert.equal(run.response.finalized, true);
     assert.ok(lattice.model('hello-world'));
@@ -38,21 +38,21 @@ describe('finalize', () => {
 
   it('honours Orphan even when the rest of the spec is invalid', async () => {
     const lattice = await deployed();
-    const run = await finalize(lattice, hello({ deletionPolicy: 'Orphan', components: 'broken' }));
+    const run = await finalize(lattice, wasmApp().with({ deletionPolicy: 'Orphan', components: 'broken' }).build());
     assert.equal(run.response.finalized, true);
     assert.ok(lattice.model('hello-world'));
   });
 
   it('still deletes an owned model when the spec has become invalid', async () => {
     const lattice = await deployed();
-    const run = await finalize(lattice, hello({ components: 'broken' }));
+    const run = await finalize(lattice, wasmApp().with({ components: 'broken' }).build());
     assert.equal(run.response.finalized, true);
     assert.equal(lattice.model('hello-world'), undefined);
   });
 
   it('leaves a model owned by another resource alone and lets the resource go', async () => {
-    const lattice = await deployed(hello({}, 'team-a'));
-    const run = await finalize(lattice, hello({}, 'team-b'));
+    const lattice = await deployed(wasmApp().inNamespace('team-a').build());
+    const run = await finalize(lattice, wasmApp().inNamespace('team-b').build());
     assert.deepEqual(run.actions, [{ kind: 'read-model' }]);
     assert.equal(run.response.finalized, true);
     assert.ok(lattice.model('hello-world'));
@@ -61,14 +61,14 @@ describe('finalize', () => {
   });
 
   it('answers finalized: true when there is nothing in wadm', async () => {
-    const run = await finalize(new MemoryLattice(), hello());
+    const run = await finalize(new MemoryLattice(), wasmApp().build());
     assert.equal(run.response.finalized, true);
   });
 
   it('answers finalized: false with a resync while wadm cannot be reached', async () => {
     const lattice = await deployed();
     lattice.down = true;
-    const run = await finalize(lattice, hello());
+    const run = await finalize(lattice, wasmApp().build());
     assert.equal(run.response.finalized, false);
     assert.equal(run.response.resyncAfterSeconds, 5);
     assert.equal(run.response.status.conditions![0]!.reason, 'LatticeUnavailable');
@@ -77,13 +77,13 @@ describe('finalize', () => {
   it('answers finalized: false when wadm refuses the delete', async () => {
     const lattice = await deployed();
     lattice.scripted.push({ kind: 'delete', result: { kind: 'rejected', message: 'nope' } });
-    const run = await finalize(lattice, hello());
+    const run = await finalize(lattice, wasmApp().build());
     assert.equal(run.response.finalized, false);
     assert.ok(run.response.resyncAfterSeconds! > 0);
   });
 
   it('lets a resource whose name could never reach wadm go at once', async () => {
-    const run = await finalize(new MemoryLattice(), resource('my.app', { components: [] }));
+    const run = await finalize(new MemoryLattice(), wasmApp.scratch().named('my.app').with({ components: [] }).build());
     assert.deepEqual(run.actions, []);
     assert.equal(run.response.finalized, true);
   });

@@ -8,12 +8,12 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import { fixtureResource, hookRequest } from './support/resources.js';
+import { wasmApp, hookRequest } from './support/resources.js';
 import { startService } from './support/service.js';
 import { until } from './support/wait.js';
 
 const NO_NATS = { NATS_URL: 'nats://127.0.0.1:1' };
-const body = JSON.stringify(hookRequest(fixtureResource('hello.yaml')));
+const body = JSON.stringify(hookRequest(wasmApp().build()));
 
 function post(url: string, headers: Record<string, string> = {}) {
   return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });

@@ -10,7 +10,7 @@ import { startLattice, WADM_STALL_TOLERANT_MS, type CtlRequest, type LatticeOpti
 import { publishEvent } from './support/host-sim/events.js';
 import { untilWadmHoldsOnly, wadmHeldHosts } from './support/host-sim/wadm-ready.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
-import { fixtureText } from './support/resources.js';
+import { fixtureText } from './support/fixtures.js';
 import { startWadm, type WadmProcess } from './support/wadm.js';
 import { sleep, until } from './support/wait.js';
 

@@ -5,7 +5,7 @@ import { before, after, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
 import type { NatsServer } from './support/nats-server.js';
-import { fixtureResource, hello, type Resource } from './support/resources.js';
+import { wasmApp, type Resource } from './support/resources.js';
 import type { RunningService } from './support/service.js';
 import { startScenario, WADM_WAIT, type Scenario } from './support/scenario.js';
 import { until } from './support/wait.js';
@@ -40,7 +40,7 @@ async function deploy(mc: FakeMetacontroller, resource: Resource) {
 describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
   it('converges to Ready, then stops changing status (no hot loop)', async () => {
     const mc = metacontroller();
-    const settled = await deploy(mc, fixtureResource('hello.yaml'));
+    const settled = await deploy(mc, wasmApp().build());
     assert.equal(settled.stable, true);
     assert.ok(settled.passes <= 2, `settled after ${settled.passes} extra passes`);
     const obj = settled.object!;
@@ -59,7 +59,7 @@ describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
 
   it('settles with Metacontroller\'s ETag cache on: resyncs are answered 304 and change nothing', async () => {
     const mc = scenario.metacontroller({ etag: true });
-    await deploy(mc, fixtureResource('hello.yaml'));
+    await deploy(mc, wasmApp().build());
     const writes = mc.statusWrites;
     const hits = mc.etagHits;
     for (let i = 0; i < 3; i++) await mc.reconcile('default', 'hello-world');
@@ -70,7 +70,7 @@ describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
 
   it('puts with Content-Type application/json and never puts an unchanged spec again', async () => {
     const mc = metacontroller();
-    await deploy(mc, fixtureResource('hello.yaml'));
+    await deploy(mc, wasmApp().build());
     const puts = wadm.requests.filter((r) => r.op === 'put');
     assert.equal(puts.length, 1);
     assert.equal(puts[0]!.contentType, 'application/json');
@@ -80,16 +80,16 @@ describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
 
   it('puts and deploys a new version on a spec edit, and redeploys the earlier one on revert without a put', async () => {
     const mc = metacontroller();
-    const first = await deploy(mc, hello());
+    const first = await deploy(mc, wasmApp().build());
     const v1 = (first.object!.status as { version: string }).version;
-    const edited = await deploy(mc, hello({ description: 'edited' }));
+    const edited = await deploy(mc, wasmApp().described('edited').build());
     const v2 = (edited.object!.status as { version: string }).version;
     assert.notEqual(v1, v2);
     assert.deepEqual((await wadm.model('default', 'hello-world'))!.versions, [v1, v2]);
     assert.equal((await wadm.model('default', 'hello-world'))!.deployed, v2);
 
     const putsBefore = wadm.count('put');
-    const reverted = await deploy(mc, hello());
+    const reverted = await deploy(mc, wasmApp().build());
     assert.equal((reverted.object!.status as { version: string }).version, v1);
     assert.equal((await wadm.model('default', 'hello-world'))!.deployed, v1);
     assert.equal(wadm.count('put'), putsBefore, 'revert must not put');
@@ -97,7 +97,7 @@ describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
 
   it('leaves the application running on delete with deletionPolicy Orphan', async () => {
     const mc = metacontroller();
-    await deploy(mc, hello({ deletionPolicy: 'Orphan' }));
+    await deploy(mc, wasmApp().with({ deletionPolicy: 'Orphan' }).build());
     const result = await mc.deleteAndFinalize('default', 'hello-world', { maxPasses: 5 });
     assert.equal(result.removed, true);
     assert.ok((await wadm.model('default', 'hello-world'))?.deployed);
@@ -106,7 +106,7 @@ describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
 
   it('reports a spec error as Stalled InvalidSpec without sending anything to wadm', async () => {
     const mc = metacontroller();
-    mc.apply(fixtureResource('invalid-dangling-link.yaml') as never);
+    mc.apply(wasmApp('invalid-dangling-link.yaml').build() as never);
     const result = await mc.reconcileUntilStable('default', 'dangling-link', { maxPasses: 5 });
     const stalled = condition(result.object!, 'Stalled')!;
     assert.equal(stalled.reason, 'InvalidSpec');
@@ -116,12 +116,12 @@ describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
 
   it('never lets namespace B overwrite, deploy, undeploy or delete namespace A\'s application', async () => {
     const mc = metacontroller();
-    await deploy(mc, hello({}, 'team-a'));
+    await deploy(mc, wasmApp().inNamespace('team-a').build());
     const before = JSON.stringify(await wadm.model('default', 'hello-world'));
-    mc.apply(hello({ description: 'hijack' }, 'team-b') as never);
+    mc.apply(wasmApp().inNamespace('team-b').described('hijack').build() as never);
     const result = await mc.reconcileUntilStable('team-b', 'hello-world', { maxPasses: 5 });
     assert.equal(condition(result.object!, 'Stalled')!.reason, 'OwnershipConflict');
-    mc.apply(hello({ suspend: true }, 'team-b') as never);
+    mc.apply(wasmApp().inNamespace('team-b').suspended().build() as never);
     await mc.reconcileUntilStable('team-b', 'hello-world', { maxPasses: 5 });
     await mc.deleteAndFinalize('team-b', 'hello-world', { maxPasses: 5 });
     assert.equal(JSON.stringify(await wadm.model('default', 'hello-world')), before);
@@ -133,7 +133,7 @@ describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
     const mc = metacontroller();
     // wadm's validation is deterministic: it refuses every retry too.
     wadm.inject('put', { kind: 'error', message: 'Unable to parse manifest: something wadm dislikes' }, { times: 100 });
-    mc.apply(hello() as never);
+    mc.apply(wasmApp().build() as never);
     const result = await mc.reconcileUntilStable('default', 'hello-world', { maxPasses: 5 });
     assert.equal(condition(result.object!, 'Stalled')!.reason, 'ManifestInvalid');
     assert.match(condition(result.object!, 'Ready')!.message ?? "", /something wadm dislikes/);
@@ -145,7 +145,7 @@ describe('when NATS goes away', () => {
     const mc = metacontroller();
     await wadm.pause();
     try {
-      mc.apply(hello() as never);
+      mc.apply(wasmApp().build() as never);
       await mc.reconcile('default', 'hello-world');
       const obj = mc.get('default', 'hello-world')!;
       assert.equal(condition(obj, 'Ready')!.reason, 'LatticeUnavailable');
@@ -159,13 +159,13 @@ describe('when NATS goes away', () => {
   // Last: wadm and the simulated host do not reliably come back whole from a NATS restart.
   it('answers 200 with Ready=Unknown, drops readiness, and recovers without a restart', async () => {
     const mc = metacontroller();
-    await deploy(mc, hello());
+    await deploy(mc, wasmApp().build());
     await nats.stop();
     await until(() => !running.service.link.isConnected());
     assert.equal((await fetch(`${running.url}/readyz`)).status, 503);
     assert.equal((await fetch(`${running.url}/healthz`)).status, 200);
 
-    mc.apply(hello({ description: 'edited while NATS was down' }) as never);
+    mc.apply(wasmApp().described('edited while NATS was down').build() as never);
     const down = await mc.reconcile('default', 'hello-world');
     assert.equal(down.httpStatus, 200);
     const unknown = mc.get('default', 'hello-world')!;

@@ -13,8 +13,7 @@ import { buildStatus, fromWadm } from '../src/core/status.js';
 import { REASONS, verdict as verdictOf, type Reason, type Verdict } from '../src/core/reasons.js';
 import { startKubeCluster, type KubeCluster } from './support/kube/cluster.js';
 import { CRD_NAME, crdConditions, installCrd } from './support/kube/crd.js';
-import { fixtureResource, hello, type Resource } from './support/resources.js';
-import { app } from './support/app.js';
+import { wasmApp, type Resource } from './support/resources.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const COLLECTION = `/apis/${GROUP}/${VERSION}/namespaces/default/${PLURAL}`;
@@ -66,7 +65,7 @@ describe('the CRD on a real API server', () => {
 
   it('accepts every valid wadm fixture as a WasmCloudApplication', async () => {
     for (const file of ['hello.yaml', 'complex.yaml', 'daemonscaler.yaml', 'secrets-policy.yaml', 'shared-http.yaml', 'shared-http-dev.yaml']) {
-      const run = await kube.kubectl(['apply', '--dry-run=server', '-f', '-'], { input: json(fixtureResource(file)) });
+      const run = await kube.kubectl(['apply', '--dry-run=server', '-f', '-'], { input: json(wasmApp(file).build()) });
       assert.equal(run.code, 0, `${file}: ${run.stderr}`);
     }
   });
@@ -80,7 +79,7 @@ describe('the CRD on a real API server', () => {
   });
 
   it('stores a status of every phase the service writes, unpruned, through the status subresource', async () => {
-    await kube.kubectlOk(['apply', '-f', '-'], { input: json(hello()) });
+    await kube.kubectlOk(['apply', '-f', '-'], { input: json(wasmApp().build()) });
     const written = new Set<string>();
     for (const verdict of verdictsOfEveryPhase()) {
       const { status } = buildStatus({ generation: 1, lattice: 'default', previous: undefined, now: Date.parse('2026-01-01T00:00:00Z') }, verdict);
@@ -94,7 +93,7 @@ describe('the CRD on a real API server', () => {
   });
 
   it('prints the columns the README shows for `kubectl get wcapp`', async () => {
-    await kube.kubectlOk(['apply', '-f', '-'], { input: json(hello()) });
+    await kube.kubectlOk(['apply', '-f', '-'], { input: json(wasmApp().build()) });
     const { status } = buildStatus({ generation: 1, lattice: 'default', previous: undefined, now: Date.now() }, deployed('sha-72ddc1eef3fe1252'));
     const live = (await kube.client.request('GET', `${COLLECTION}/hello-world`)).body;
     assert.equal((await kube.client.request('PUT', `${COLLECTION}/hello-world/status`, { ...live, status })).status, 200);
@@ -147,7 +146,7 @@ const trait = (spec: Spec, component: number, index: number): Spec => components
 
 /** hello.yaml (http-component with a spreadscaler; httpserver with a link to it), changed by `edit`. */
 function broken(edit: (spec: Spec) => void, name = 'broken'): Resource {
-  const resource = app().named(name).build();
+  const resource = wasmApp().named(name).build();
   const spec = structuredClone(resource.spec);
   edit(spec);
   return { ...resource, spec };
@@ -185,7 +184,7 @@ const REFUSED: [string, Resource, RegExp][] = [
     /spec\.version: .*version: "latest" is not allowed in wadm/],
   ['a secret whose policy is not in spec.policies', broken((s) => (components(s)[0]!['properties'].secrets = [{ name: 's', properties: { policy: 'vault', key: 'k' } }])),
     /spec: .*components\[\]\.properties\.secrets\[\]\.properties\.policy: must name a policy in spec\.policies of type policy\.secret\.wasmcloud\.dev\/v1alpha1 with a backend property/],
-  ['a name with a dot, which cannot be a wadm application name', app().named('hello.world').build(),
+  ['a name with a dot, which cannot be a wadm application name', wasmApp().named('hello.world').build(),
     /metadata\.name: a wadm application name cannot contain dots/],
 ];
 
@@ -212,7 +211,7 @@ describe('the validation rules and list types of the CRD', () => {
   });
 
   it('merges a second field manager\'s change of one component instead of conflicting on the whole list', async () => {
-    const shared = app().named('shared-edit').build();
+    const shared = wasmApp().named('shared-edit').build();
     const apply = (manager: string, obj: unknown) => kube.kubectl(['apply', '--server-side', `--field-manager=${manager}`, '-f', '-'], { input: json(obj) });
     assert.equal((await apply('gitops', shared)).code, 0);
     // A second manager (a person with kubectl, another tool) gives one component a config and adds a component.

@@ -15,7 +15,7 @@ import { KubeParentStore } from './support/metacontroller/kube-parent-store.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { startService, type RunningService } from './support/service.js';
 import { startWadm, type WadmProcess } from './support/wadm.js';
-import { app, type AppBuilder } from './support/app.js';
+import { wasmApp, type AppBuilder } from './support/resources.js';
 
 const LATTICE = 'kube-e2e';
 const NAME = 'hello-world';
@@ -56,7 +56,7 @@ function metacontroller(): FakeMetacontroller<KubeParentStore> {
   });
 }
 
-const inKubeLattice = (): AppBuilder => app().inLattice(LATTICE);
+const inKubeLattice = (): AppBuilder => wasmApp().inLattice(LATTICE);
 const status = (obj: K8sObject) => obj.status as { phase?: string; version?: string; deployedVersion?: string; observedGeneration?: number };
 const ready = (obj: K8sObject | undefined) => condition(obj, 'Ready')?.status === 'True';
 
@@ -124,14 +124,14 @@ async function observe(api: ParentStore, name: string): Promise<string[]> {
       seen.push(`${step}: ${error instanceof ApiError ? error.code : String(error)}`);
     }
   };
-  const base = { ...inKubeLattice().build(), metadata: { name, namespace: 'default' } };
-  await api.apply(base);
+  const base = inKubeLattice().named(name).inNamespace('default').unannotated();
+  await api.apply(base.build());
   look('create');
-  await api.apply(structuredClone(base));
+  await api.apply(base.build());
   look('identical apply');
-  await api.apply({ ...base, metadata: { ...base.metadata, labels: { team: 'edge' } } });
+  await api.apply(base.labelled({ team: 'edge' }).build());
   look('label');
-  await api.apply({ ...base, metadata: { ...base.metadata, labels: { team: 'edge' } }, spec: { ...base.spec, suspend: true } });
+  await api.apply(base.labelled({ team: 'edge' }).suspended().build());
   look('spec change');
   const stale = api.get('default', name)!.metadata.resourceVersion!;
   await api.updateStatus('default', name, { phase: 'Deployed' }, { resourceVersion: stale });

@@ -16,7 +16,7 @@ import { V2_GROUP, type HostInterface, type WorkloadDeployment } from '../src/sc
 import { renderV2CrdsYaml, WORKLOAD_DEPLOYMENT_PLURAL } from '../src/schema/v2-crd.js';
 import { startKubeCluster, type KubeCluster, type KubectlResult } from './support/kube/cluster.js';
 import { applyCrds, crdConditions } from './support/kube/crd.js';
-import { resource } from './support/resources.js';
+import { wasmApp } from './support/resources.js';
 import { applications, specOfApplication } from './support/v2-applications.js';
 
 const GOLDEN = resolve(import.meta.dirname, 'fixtures/v2');
@@ -92,7 +92,7 @@ describe('convert --to v2 output on a real API server, with CRDs generated from 
 
   it('accepts the conversions of a sample of the property test\'s generated applications, keeping every field', async () => {
     const resources = fc.sample(applications, SAMPLE).flatMap((application) => {
-      const validation = validateParent(resource(application.name, specOfApplication(application)) as never, 'default');
+      const validation = validateParent(wasmApp.scratch().named(application.name).with(specOfApplication(application)).build() as never, 'default');
       return validation.ok ? convertToV2(validation.app, application.options).resources : [];
     });
     // The sample reaches shapes the golden outputs do not: secrets, host selectors, many packages in one workload, allowedHosts.

@@ -13,7 +13,7 @@ import { renderManifest } from '../src/core/manifest.js';
 import { validateParent } from '../src/core/validate.js';
 import type { Parent } from '../src/schema/hook.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
-import { hello } from './support/resources.js';
+import { wasmApp } from './support/resources.js';
 import { until } from './support/wait.js';
 import { testClock } from './support/clock.js';
 import { startRelayedWadm, type WadmRelay } from './support/wadm-relay.js';
@@ -42,7 +42,7 @@ beforeEach(async () => {
 });
 
 function manifest(overrides: Record<string, unknown> = {}) {
-  const result = validateParent(hello(overrides) as unknown as Parent, 'default');
+  const result = validateParent(wasmApp().with(overrides).build() as unknown as Parent, 'default');
   assert.ok(result.ok);
   return renderManifest(result.app);
 }

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { NatsConnection } from 'nats';
 import { condition, type FakeMetacontroller, type K8sObject } from './support/metacontroller.js';
 import { startLatticeStage, type LatticeStage } from './support/lattice-stage.js';
-import { hello, large, type Resource } from './support/resources.js';
+import { wasmApp, type Resource } from './support/resources.js';
 import type { ServiceProcess } from './support/service-process.js';
 
 let stage: LatticeStage;
@@ -36,8 +36,7 @@ const ready = (obj: K8sObject | undefined) => condition(obj, 'Ready');
 const statusOf = (obj: K8sObject | undefined) => (obj?.status ?? {}) as { version?: string; deployedVersion?: string; lattice?: string; formerLattices?: string[]; message?: string };
 
 function named(name: string, spec: Record<string, unknown>): Resource {
-  const base = hello(spec);
-  return { ...base, metadata: { name, namespace: 'movers' } };
+  return wasmApp().with(spec).named(name).inNamespace('movers').unannotated().build();
 }
 
 async function readyIn(name: string, spec: Record<string, unknown>): Promise<K8sObject> {
@@ -85,7 +84,7 @@ describe('twelve edits of a ~110 KB manifest', () => {
     const seen: string[] = [];
     let kept = 0;
     for (let edit = 0; edit < 12; edit++) {
-      const resource = large(edit);
+      const resource = wasmApp().withLargeConfig(edit).build();
       mc.apply({ ...resource, metadata: { name, namespace: 'movers' }, spec: { ...resource.spec, lattice: 'big' } } as never);
       const { object } = await mc.waitFor('movers', name, (obj) => {
         seen.push(String(ready(obj)?.reason));

@@ -10,7 +10,7 @@ import { decideSync } from '../src/core/decide.js';
 import type { ModelFacts } from '../src/core/facts.js';
 import { defaultOnly } from '../src/core/tenancy.js';
 import { MemoryLattice } from './support/memory-lattice.js';
-import { hookRequest, large, type Resource } from './support/resources.js';
+import { wasmApp, hookRequest, type Resource } from './support/resources.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 const MIB = 1024 * 1024;
@@ -78,7 +78,7 @@ describe('edits of a large manifest through the hook core', () => {
     const lattice = new MemoryLattice();
     let status: unknown;
     for (let edit = 0; edit < 12; edit++) {
-      const run = await sync(lattice, large(edit), status);
+      const run = await sync(lattice, wasmApp().withLargeConfig(edit).build(), status);
       status = run.response.status;
       assert.equal(run.response.status.deployedVersion, run.response.status.version, `edit ${edit}: ${run.response.status.message}`);
       const stored = lattice.model('hello-world')!;
@@ -93,8 +93,8 @@ describe('edits of a large manifest through the hook core', () => {
 
   it('puts nothing and says ModelTooLarge, with both sizes, when the deployed version and the new one cannot fit', async () => {
     const lattice = new MemoryLattice();
-    const first = await sync(lattice, large(0, 600_000));
-    const run = await sync(lattice, large(1, 500_000), first.response.status);
+    const first = await sync(lattice, wasmApp().withLargeConfig(0, 600_000).build());
+    const run = await sync(lattice, wasmApp().withLargeConfig(1, 500_000).build(), first.response.status);
     const ready = run.response.status.conditions!.find((c) => c.type === 'Ready')!;
     assert.equal(ready.reason, 'ModelTooLarge');
     assert.equal(run.response.status.conditions!.find((c) => c.type === 'Stalled')?.status, 'True');

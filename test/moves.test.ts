@@ -9,13 +9,13 @@ import { decideFinalize, decideSync } from '../src/core/decide.js';
 import type { HookResponse } from '../src/schema/hook.js';
 import { fromPolicy, type Tenancy } from '../src/core/tenancy.js';
 import { MemoryLattices } from './support/memory-lattice.js';
-import { hello, hookRequest, type Resource } from './support/resources.js';
+import { wasmApp, hookRequest, type Resource } from './support/resources.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 const ANY = fromPolicy({ rules: [{ namespaces: ['*'], lattices: ['*'] }] }, 'default');
 
 function app(lattice: string, overrides: Record<string, unknown> = {}): Resource {
-  return hello({ lattice, ...overrides });
+  return wasmApp().with({ lattice, ...overrides }).build();
 }
 
 async function sync(lattices: MemoryLattices, parent: Resource, status: unknown, tenancy: Tenancy = ANY) {

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { condition, type FakeMetacontroller, type K8sObject } from './support/metacontroller.js';
 import { startLatticeStage, type LatticeStage } from './support/lattice-stage.js';
 import type { NatsServer } from './support/nats-server.js';
-import { hello, type Resource } from './support/resources.js';
+import { wasmApp, type AppBuilder } from './support/resources.js';
 import type { ServiceProcess } from './support/service-process.js';
 import { until } from './support/wait.js';
 
@@ -74,15 +74,12 @@ after(async () => {
 
 // ---- helpers ------------------------------------------------------------------------------------
 
-const app = (namespace: string, name: string, lattice: string): Resource => {
-  const base = hello({ lattice });
-  return { ...base, metadata: { ...base.metadata, name, namespace } };
-};
+const app = (namespace: string, name: string, lattice: string): AppBuilder => wasmApp().inLattice(lattice).named(name).inNamespace(namespace);
 const ready = (obj: K8sObject | undefined) => condition(obj, 'Ready');
 const message = (obj: K8sObject | undefined) => String(ready(obj)?.message);
 
 async function reconciledUntil(namespace: string, name: string, lattice: string, done: (obj: K8sObject | undefined) => boolean): Promise<K8sObject> {
-  mc.apply(app(namespace, name, lattice) as never);
+  mc.apply(app(namespace, name, lattice).build() as never);
   const { object } = await mc.waitFor(namespace, name, done, { timeoutMs: 90_000, intervalMs: 100 });
   return object!;
 }

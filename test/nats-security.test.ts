@@ -13,12 +13,12 @@ import { join } from 'node:path';
 import { createOperator, createUserKey } from './support/nats-auth/jwt.js';
 import { createPki, type Pki } from './support/nats-auth/pki.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
-import { fixtureResource, hookRequest } from './support/resources.js';
+import { wasmApp, hookRequest } from './support/resources.js';
 import { startService, type RunningService } from './support/service.js';
 import { until } from './support/wait.js';
 
 const CONNECT_ERROR = 'cannot connect to NATS; retrying';
-const body = JSON.stringify(hookRequest(fixtureResource('hello.yaml')));
+const body = JSON.stringify(hookRequest(wasmApp().build()));
 
 // ---- a mode: the server's configuration, the service's files and env, a wrong credential -------
 

@@ -2,7 +2,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { condition } from './support/metacontroller.js';
-import { hello } from './support/resources.js';
+import { wasmApp } from './support/resources.js';
 import { startScenario, WADM_WAIT, type Scenario } from './support/scenario.js';
 import type { RunningService } from './support/service.js';
 
@@ -36,16 +36,15 @@ describe('an operator\'s view of a deploy, an edit, settled resyncs, a bad spec 
 
   before(async () => {
     const live = scenario.metacontroller();
-    live.apply(hello() as never);
+    live.apply(wasmApp().build() as never);
     await live.waitFor('default', 'hello-world', ready, WADM_WAIT);
-    live.apply(hello({ description: 'edited' }) as never);
+    live.apply(wasmApp().described('edited').build() as never);
     await live.waitFor('default', 'hello-world', (o) => ready(o) && (o!.status as { version: string }).version !== undefined && live.get('default', 'hello-world')!.metadata.generation === 2, WADM_WAIT);
     await live.reconcileUntilStable('default', 'hello-world', { maxPasses: 3 });
     const settledAt = running.logs.length;
     for (let i = 0; i < 5; i++) await live.reconcile('default', 'hello-world');
     infoLinesDuringResyncs = running.logs.slice(settledAt).filter((l) => Number(l['level']) >= 30);
-    const bad = hello({ components: [] });
-    bad.metadata.name = 'broken';
+    const bad = wasmApp().with({ components: [] }).named('broken').build();
     live.apply(bad as never);
     await live.reconcileUntilStable('default', 'broken', { maxPasses: 3 });
     whileDeployed = await scrape();

@@ -8,14 +8,14 @@ import { decideFinalize, decideSync } from '../src/core/decide.js';
 import type { Action, ModelFacts } from '../src/core/facts.js';
 import { defaultOnly } from '../src/core/tenancy.js';
 import { MemoryLattice } from './support/memory-lattice.js';
-import { fixtureResource, hookRequest, type Resource } from './support/resources.js';
+import { wasmApp, hookRequest, type Resource } from './support/resources.js';
 
 const TENANCY = defaultOnly('default');
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 const OURS = 'default/hello-world';
 const kinds = (actions: Action[]) => actions.map((a) => a.kind);
 
-function sync(lattice: MemoryLattice, parent: Resource = fixtureResource('hello.yaml'), status?: unknown) {
+function sync(lattice: MemoryLattice, parent: Resource = wasmApp().build(), status?: unknown) {
   return lattice.run(decideSync, callOf(hookRequest(parent, { status }), TENANCY, { now: NOW }));
 }
 
@@ -23,7 +23,7 @@ async function deployedApp() {
   const lattice = new MemoryLattice();
   const first = await sync(lattice);
   lattice.setStatus('hello-world', { status: { type: 'deployed' } });
-  const settled = await sync(lattice, fixtureResource('hello.yaml'), first.response.status);
+  const settled = await sync(lattice, wasmApp().build(), first.response.status);
   return { lattice, version: first.response.status.version!, status: settled.response.status };
 }
 
@@ -31,7 +31,7 @@ describe('a version put outside Kubernetes on our model', () => {
   it('leaves the model ours: the answer stays Deployed, whichever version is newest', async () => {
     const { lattice, version, status } = await deployedApp();
     lattice.model('hello-world')!.versions.set('oob-1', { owner: null, contentHash: null });
-    const run = await sync(lattice, fixtureResource('hello.yaml'), status);
+    const run = await sync(lattice, wasmApp().build(), status);
     assert.equal(run.response.status.phase, 'Deployed');
     assert.equal(run.response.status.deployedVersion, version);
     // The newest is foreign, so the deployed version is read to find our annotation.
@@ -43,7 +43,7 @@ describe('a version put outside Kubernetes on our model', () => {
     const model = lattice.model('hello-world')!;
     model.versions.set('oob-1', { owner: null, contentHash: null });
     model.deployed = 'oob-1';
-    const run = await sync(lattice, fixtureResource('hello.yaml'), status);
+    const run = await sync(lattice, wasmApp().build(), status);
     assert.deepEqual(kinds(run.actions), ['read-model', 'read-version', 'deploy']);
     assert.equal(model.deployed, version);
     assert.deepEqual(run.facts.writes, [{ kind: 'deploy', version, replacing: { deployed: 'oob-1' } }]);
@@ -53,19 +53,19 @@ describe('a version put outside Kubernetes on our model', () => {
   it('an undeploy outside Kubernetes is drift too, told apart from resuming after suspend', async () => {
     const { lattice, version, status } = await deployedApp();
     lattice.model('hello-world')!.deployed = null;
-    const healed = await sync(lattice, fixtureResource('hello.yaml'), status);
+    const healed = await sync(lattice, wasmApp().build(), status);
     assert.deepEqual(healed.facts.writes, [{ kind: 'deploy', version, replacing: { deployed: null } }]);
     assert.match(healed.response.status.message!, /^wadm had nothing deployed \(undeployed outside Kubernetes\); redeployed/);
 
     lattice.model('hello-world')!.deployed = null;
-    const resumed = await sync(lattice, fixtureResource('hello.yaml'), { phase: 'Suspended' });
+    const resumed = await sync(lattice, wasmApp().build(), { phase: 'Suspended' });
     assert.deepEqual(resumed.facts.writes, [{ kind: 'deploy', version }]);
   });
 
   it('is deleted with the model on finalize: the whole model goes', async () => {
     const { lattice } = await deployedApp();
     lattice.model('hello-world')!.versions.set('oob-1', { owner: null, contentHash: null });
-    const run = await lattice.run(decideFinalize, callOf(hookRequest(fixtureResource('hello.yaml'), { finalizing: true }), TENANCY, { now: NOW }));
+    const run = await lattice.run(decideFinalize, callOf(hookRequest(wasmApp().build(), { finalizing: true }), TENANCY, { now: NOW }));
     assert.equal(run.response.finalized, true);
     assert.equal(lattice.model('hello-world'), undefined);
     assert.deepEqual(run.facts.writes, [{ kind: 'delete', version: null }]);
@@ -87,7 +87,7 @@ describe('a model that is not ours', () => {
   it('is left in wadm by finalize', async () => {
     const lattice = new MemoryLattice();
     lattice.seed('hello-world', [['a', { owner: 'elsewhere/hello-world', contentHash: null }]], 'a');
-    const run = await lattice.run(decideFinalize, callOf(hookRequest(fixtureResource('hello.yaml'), { finalizing: true }), TENANCY, { now: NOW }));
+    const run = await lattice.run(decideFinalize, callOf(hookRequest(wasmApp().build(), { finalizing: true }), TENANCY, { now: NOW }));
     assert.equal(run.response.finalized, true);
     assert.equal(run.response.status.conditions![0]!.reason, 'NotOwned');
     assert.match(run.response.status.message!, /belongs to a resource in another namespace/);
@@ -100,7 +100,7 @@ describe('remembered facts', () => {
     const { lattice, version } = await deployedApp();
     const remembered: ModelFacts = { versions: [version], deployedVersion: version, known: { [version]: { version, owner: OURS, contentHash: null } }, remembered: true };
     lattice.scripted.push({ kind: 'read-model', result: { kind: 'model', model: remembered } });
-    const hello = fixtureResource('hello.yaml');
+    const hello = wasmApp().build();
     const edit = await sync(lattice, { ...hello, spec: { ...hello.spec, description: 'edited' } });
     assert.deepEqual(kinds(edit.actions), ['read-model', 'read-model', 'put', 'deploy']);
     assert.deepEqual(edit.actions[1], { kind: 'read-model', fresh: true });
@@ -121,7 +121,7 @@ describe('what is counted as done', () => {
 describe('a manifest larger than NATS allows', () => {
   it('is a spec problem: Stalled ManifestTooLarge with both sizes, nothing sent, normal resync pace', async () => {
     const lattice = new MemoryLattice();
-    const run = await lattice.run(decideSync, callOf(hookRequest(fixtureResource('hello.yaml')), TENANCY, { now: NOW, maxPayloadBytes: 500 }));
+    const run = await lattice.run(decideSync, callOf(hookRequest(wasmApp().build()), TENANCY, { now: NOW, maxPayloadBytes: 500 }));
     assert.deepEqual(run.actions, []);
     const { status } = run.response;
     assert.equal(status.phase, 'Invalid');

@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { describePair, globsIntersect, prefixPairs } from '../src/core/policy-lint.js';
 import { parsePolicy } from '../src/core/tenancy.js';
 import { freePort } from './support/ports.js';
-import { hello, hookRequest } from './support/resources.js';
+import { wasmApp, hookRequest } from './support/resources.js';
 import { startServiceProcess } from './support/service-process.js';
 
 const TEAMS = 'rules:\n  - namespaces: ["team", "team-a"]\n    lattices: ["{namespace}"]\n';
@@ -86,7 +86,7 @@ describe('the service and a colliding policy', () => {
     try {
       writeFileSync(path, TEAMS);
       while (!service.logs.some((l) => l['level'] === 50 && String(l['err']).includes('collide in wadm'))) await new Promise((r) => setTimeout(r, 50));
-      const request = hookRequest({ ...hello({ lattice: 'team-a' }), metadata: { name: 'app', namespace: 'team-a' } });
+      const request = hookRequest(wasmApp().inLattice('team-a').named('app').inNamespace('team-a').unannotated().build());
       const answer = await fetch(`${service.url}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
       const status = ((await answer.json()) as { status: { conditions: { type: string; reason: string }[] } }).status;
       assert.equal(status.conditions.find((c) => c.type === 'Ready')!.reason, 'LatticeNotAllowed', 'team-a is still not allowed');

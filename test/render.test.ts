@@ -4,7 +4,8 @@ import yaml from 'js-yaml';
 import { renderManifest } from '../src/core/manifest.js';
 import { validateParent } from '../src/core/validate.js';
 import type { Parent } from '../src/schema/hook.js';
-import { fixtureResource, fixtureText, hello, type Resource } from './support/resources.js';
+import { wasmApp, type Resource } from './support/resources.js';
+import { fixtureText } from './support/fixtures.js';
 
 function render(parent: Resource) {
   const result = validateParent(parent as unknown as Parent, 'default');
@@ -18,7 +19,7 @@ describe('rendering a WasmCloudApplication into a wadm manifest', () => {
   for (const file of VALID) {
     it(`gives back ${file} with only our bookkeeping annotations added`, () => {
       const original = yaml.load(fixtureText(file)) as { metadata: { name: string; annotations: Record<string, string> }; spec: unknown };
-      const { manifest, version, contentHash } = render(fixtureResource(file));
+      const { manifest, version, contentHash } = render(wasmApp(file).build());
       assert.equal(manifest.apiVersion, 'core.oam.dev/v1beta1');
       assert.equal(manifest.kind, 'Application');
       assert.equal(manifest.metadata.name, original.metadata.name);
@@ -33,42 +34,40 @@ describe('rendering a WasmCloudApplication into a wadm manifest', () => {
   }
 
   it('sends the manifest as JSON, which wadm takes with Content-Type application/json', () => {
-    const rendered = render(hello());
+    const rendered = render(wasmApp().build());
     assert.deepEqual(JSON.parse(rendered.body), rendered.manifest);
   });
 
   it('puts spec.description into wadm\'s description annotation', () => {
-    assert.equal(render(hello({ description: 'mine' })).manifest.metadata.annotations['description'], 'mine');
+    assert.equal(render(wasmApp().described('mine').build()).manifest.metadata.annotations['description'], 'mine');
   });
 
   it('keeps excluded keys out of the manifest and out of the version', () => {
-    const plain = render(hello());
-    const decorated = hello();
-    decorated.metadata.labels = { 'app.kubernetes.io/instance': 'x', 'kustomize.toolkit.fluxcd.io/name': 'y' };
-    decorated.metadata.annotations = {
-      ...decorated.metadata.annotations,
-      'kubectl.kubernetes.io/last-applied-configuration': '{"big":"object"}',
-      'metacontroller.k8s.io/last-applied-configuration': '{}',
-      'argocd.argoproj.io/tracking-id': 'app:core.wasmcloud.com/WasmCloudApplication:default/hello-world',
-      'core.wasmcloud.com/adopt': 'true',
-      'meta.helm.sh/release-name': 'r',
-    };
+    const plain = render(wasmApp().build());
+    const decorated = wasmApp()
+      .labelled({ 'app.kubernetes.io/instance': 'x', 'kustomize.toolkit.fluxcd.io/name': 'y' })
+      .annotated({
+        'kubectl.kubernetes.io/last-applied-configuration': '{"big":"object"}',
+        'metacontroller.k8s.io/last-applied-configuration': '{}',
+        'argocd.argoproj.io/tracking-id': 'app:core.wasmcloud.com/WasmCloudApplication:default/hello-world',
+        'core.wasmcloud.com/adopt': 'true',
+        'meta.helm.sh/release-name': 'r',
+      })
+      .build();
     const rendered = render(decorated);
     assert.equal(rendered.version, plain.version);
     assert.equal(rendered.manifest.metadata.labels, undefined);
   });
 
   it('passes other labels and annotations through, which changes the version', () => {
-    const labelled = hello();
-    labelled.metadata.labels = { team: 'blue' };
-    labelled.metadata.annotations = { ...labelled.metadata.annotations, 'experimental.wasmcloud.dev/shared': 'true' };
+    const labelled = wasmApp().labelled({ team: 'blue' }).annotated({ 'experimental.wasmcloud.dev/shared': 'true' }).build();
     const rendered = render(labelled);
     assert.deepEqual(rendered.manifest.metadata.labels, { team: 'blue' });
     assert.equal(rendered.manifest.metadata.annotations['experimental.wasmcloud.dev/shared'], 'true');
-    assert.notEqual(rendered.version, render(hello()).version);
+    assert.notEqual(rendered.version, render(wasmApp().build()).version);
   });
 
   it('gives the same application in two namespaces different versions (the owner is part of it)', () => {
-    assert.notEqual(render(fixtureResource('hello.yaml', 'a')).version, render(fixtureResource('hello.yaml', 'b')).version);
+    assert.notEqual(render(wasmApp().inNamespace('a').build()).version, render(wasmApp().inNamespace('b').build()).version);
   });
 });

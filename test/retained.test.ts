@@ -7,7 +7,7 @@ import { setFlagsFromString } from 'node:v8';
 import { answerOf, Answers } from '../src/http/answers.js';
 import { Knowledge } from '../src/lattice/knowledge.js';
 import type { LatticeStatus, ModelFacts } from '../src/core/facts.js';
-import { hello, hookRequest } from './support/resources.js';
+import { wasmApp, hookRequest } from './support/resources.js';
 import { testClock } from './support/clock.js';
 
 // V8's own answer to "do these two objects share a hidden class?". An object built by spreading
@@ -30,7 +30,7 @@ describe('what a replica keeps per application', () => {
     const answers = new Answers(APPS * 2, 'default');
     const key = { resourceVersion: '1', hook: 'sync', policy: undefined, maxPayloadBytes: undefined };
     const kept = names.map((name) => {
-      const request = hookRequest(hello({}, 'tenant'));
+      const request = hookRequest(wasmApp().inNamespace('tenant').build());
       request.parent.metadata = { ...request.parent.metadata, name, uid: `uid-${name}`, resourceVersion: '1' };
       const app = answers.application(request.parent);
       const answer = answers.keep(`uid-${name}`, key, null, answerOf({ status: { phase: 'Deployed' } }));

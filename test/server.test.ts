@@ -10,7 +10,7 @@ import { buildServer, REQUEST_TIMEOUT_MS } from '../src/http/server.js';
 import { declaredBytes } from '../src/http/hook-gate.js';
 import { defaultOnly } from '../src/core/tenancy.js';
 import { MemoryLattice } from './support/memory-lattice.js';
-import { fixtureResource, hello, hookRequest } from './support/resources.js';
+import { wasmApp, hookRequest } from './support/resources.js';
 import { TEST_EPOCH } from './support/clock.js';
 import { jsonLogSink } from './support/logs.js';
 import { until } from './support/wait.js';
@@ -41,7 +41,7 @@ describe('POST /sync', () => {
     const lattice = new MemoryLattice();
     lattice.seed('hello-world', [['v1', { owner: 'tenant-a/hello-world', contentHash: null }]], 'v1');
     const { app, lines } = build(t, { lattice });
-    const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(fixtureResource('hello.yaml', 'tenant-b')) });
+    const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().inNamespace('tenant-b').build()) });
     assert.doesNotMatch(res.body, /tenant-a/);
     const naming = lines.filter((l) => JSON.stringify(l).includes('tenant-a'));
     assert.deepEqual(naming.map((l) => [l['level'], l['msg']]), [[20, 'owners of the versions read']]);
@@ -49,7 +49,7 @@ describe('POST /sync', () => {
 
   it('answers 200 with children: [] and a status for a valid resource', async (t) => {
     const { app } = build(t);
-    const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(fixtureResource('hello.yaml')) });
+    const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().build()) });
     assert.equal(res.statusCode, 200);
     const body = res.json();
     assert.deepEqual(Object.keys(body), ['status', 'children', 'resyncAfterSeconds']);
@@ -60,7 +60,7 @@ describe('POST /sync', () => {
   it('answers a spec error with 200, Stalled=True and a message naming the field, and sends nothing to wadm', async (t) => {
     const lattice = new MemoryLattice();
     const { app } = build(t, { lattice });
-    const bad = hello({ components: [{ name: 'c', type: 'component', properties: { image: 'i', config: [{ name: 'x', properties: { port: 8080 } }] } }] });
+    const bad = wasmApp().with({ components: [{ name: 'c', type: 'component', properties: { image: 'i', config: [{ name: 'x', properties: { port: 8080 } }] } }] }).build();
     const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(bad) });
     assert.equal(res.statusCode, 200);
     const stalled = res.json().status.conditions.find((c: { type: string }) => c.type === 'Stalled');
@@ -89,7 +89,7 @@ describe('POST /sync', () => {
 
   it('accepts a 16 MiB request (whole objects with managedFields)', async (t) => {
     const { app } = build(t);
-    const request = hookRequest(fixtureResource('hello.yaml'));
+    const request = hookRequest(wasmApp().build());
     const big = 'x'.repeat(1024 * 1024);
     (request.parent.metadata as Record<string, unknown>)['managedFields'] = Array.from({ length: 15 }, (_, i) => ({ manager: `m${i}`, fieldsV1: big }));
     const res = await app.inject({ method: 'POST', url: '/sync', payload: JSON.stringify(request), headers: { 'content-type': 'application/json' } });
@@ -98,7 +98,7 @@ describe('POST /sync', () => {
 
   it('accepts hook v2 requests (namespace/name child keys) the same way', async (t) => {
     const { app } = build(t);
-    const request = { ...hookRequest(fixtureResource('hello.yaml')), children: { 'ConfigMap.v1': { 'default/x': {} } } };
+    const request = { ...hookRequest(wasmApp().build()), children: { 'ConfigMap.v1': { 'default/x': {} } } };
     const res = await app.inject({ method: 'POST', url: '/sync', payload: request });
     assert.equal(res.statusCode, 200);
   });
@@ -119,7 +119,7 @@ describe('POST /sync', () => {
   it('answers a bug with 500 and a generic body, and logs the stack', async (t) => {
     const lattice: Lattice = { perform: () => Promise.reject(new Error('secret detail')) };
     const { app, lines } = build(t, { lattice });
-    const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(fixtureResource('hello.yaml')) });
+    const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().build()) });
     assert.equal(res.statusCode, 500);
     assert.doesNotMatch(res.body, /secret detail/);
     assert.ok(lines.some((l) => l['msg'] === 'unhandled error' && JSON.stringify(l['err']).includes('secret detail')));
@@ -129,7 +129,7 @@ describe('POST /sync', () => {
 describe('ETags (Metacontroller webhook.etag)', () => {
   it('tags every answer and answers an unchanged one with a bodyless 304', async (t) => {
     const { app } = build(t);
-    const payload = hookRequest(fixtureResource('hello.yaml'));
+    const payload = hookRequest(wasmApp().build());
     const first = await app.inject({ method: 'POST', url: '/sync', payload });
     const etag = String(first.headers['etag']);
     assert.match(etag, /^"[\w-]+"$/);
@@ -150,7 +150,7 @@ describe('a burst above capacity', () => {
     let waiting = 0;
     const slow: Lattice = { perform: async (l, n, a) => (waiting++, await gate, memory.perform(l, n, a)) };
     const { app } = build(t, { lattice: slow, maxConcurrentHooks: 2 });
-    const send = () => app.inject({ method: 'POST', url: '/sync', payload: hookRequest(fixtureResource('hello.yaml')) });
+    const send = () => app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().build()) });
     const first = [send(), send()];
     await until(() => waiting === 2, { what: 'both calls wait for wadm' });
     const refused = await send();
@@ -172,7 +172,7 @@ describe('a caller that goes away', () => {
     socket.write(`POST /sync HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${head}\r\n${body}`);
     return socket;
   };
-  const probe = (app: ReturnType<typeof build>['app']) => app.inject({ method: 'POST', url: '/sync', payload: hookRequest(fixtureResource('hello.yaml')) });
+  const probe = (app: ReturnType<typeof build>['app']) => app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().build()) });
 
   it('frees its place when it disconnects halfway through its body', async (t) => {
     const { app } = build(t, { maxConcurrentHooks: 1 });
@@ -214,7 +214,7 @@ describe('a caller that goes away', () => {
       },
     };
     const { app } = build(t, { lattice: slow, maxConcurrentHooks: 1 });
-    const body = JSON.stringify(hookRequest(fixtureResource('hello.yaml')));
+    const body = JSON.stringify(hookRequest(wasmApp().build()));
     const socket = await connectAndSend(app, `Content-Length: ${Buffer.byteLength(body)}\r\n`, body);
     await until(() => held.length === 1, { what: 'the call waits for wadm' });
     assert.equal((await probe(app)).statusCode, 429, 'the waiting call holds the only place');
@@ -237,9 +237,7 @@ describe('a caller that goes away', () => {
 describe('a burst of large bodies', () => {
   /** The hello application's hook request, padded with an annotation to about `bytes` bytes. */
   const padded = (name: string, bytes: number) => {
-    const resource = fixtureResource('hello.yaml');
-    resource.metadata.name = name;
-    const request = hookRequest(resource);
+    const request = hookRequest(wasmApp().named(name).build());
     const size = JSON.stringify(request).length;
     (request.parent.metadata as { annotations?: Record<string, string> }).annotations = { padding: 'x'.repeat(Math.max(0, bytes - size - 30)) };
     return JSON.stringify(request);
@@ -285,9 +283,9 @@ describe('POST /finalize', () => {
   it('deletes an owned model and answers finalized: true', async (t) => {
     const lattice = new MemoryLattice();
     const { app } = build(t, { lattice });
-    await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(fixtureResource('hello.yaml')) });
+    await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().build()) });
     assert.ok(lattice.model('hello-world'));
-    const res = await app.inject({ method: 'POST', url: '/finalize', payload: hookRequest(fixtureResource('hello.yaml'), { finalizing: true }) });
+    const res = await app.inject({ method: 'POST', url: '/finalize', payload: hookRequest(wasmApp().build(), { finalizing: true }) });
     assert.equal(res.json().finalized, true);
     assert.equal(lattice.model('hello-world'), undefined);
   });
@@ -304,7 +302,7 @@ describe('probes and metrics', () => {
 
   it('serves Prometheus text with hook counters', async (t) => {
     const { app } = build(t);
-    await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(fixtureResource('hello.yaml')) });
+    await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().build()) });
     const res = await app.inject('/metrics');
     assert.match(String(res.headers['content-type']), /text\/plain/);
     assert.match(res.body, /wasmcloud_metacontroller_hook_requests_total\{hook="sync",code="200"\} 1/);
@@ -352,7 +350,7 @@ describe('rejected calls', () => {
     const { app } = build(t);
     await app.ready();
     const closed = app.close();
-    const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(fixtureResource('hello.yaml')) });
+    const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().build()) });
     await closed;
     assert.equal(res.statusCode, 503);
     assert.deepEqual(res.json(), { error: 'ServiceUnavailable', message: 'the service is shutting down; retry' });

@@ -9,7 +9,7 @@ import { WadmClient } from '../src/lattice/wadm-client.js';
 import { WadmUnavailableError } from '../src/lattice/errors.js';
 import { FakeMetacontroller, condition } from './support/metacontroller.js';
 import type { NatsServer } from './support/nats-server.js';
-import { hello } from './support/resources.js';
+import { wasmApp } from './support/resources.js';
 import type { RunningService } from './support/service.js';
 import { startScenario, WADM_WAIT, type Scenario } from './support/scenario.js';
 import { testClock } from './support/clock.js';
@@ -38,7 +38,7 @@ function metacontroller(url?: string): FakeMetacontroller {
 }
 
 async function settledApp(mc: FakeMetacontroller): Promise<void> {
-  mc.apply(hello() as never);
+  mc.apply(wasmApp().build() as never);
   await mc.waitFor('default', 'hello-world', (obj) => condition(obj!, 'Ready')?.status === 'True', WADM_WAIT);
   await mc.reconcileUntilStable('default', 'hello-world', { maxPasses: 3 });
 }
@@ -68,7 +68,7 @@ describe('the settled fast path', () => {
   it('asks wadm with one probe per lattice once the liveness window has passed, shared by every application', async () => {
     const mc = metacontroller();
     await settledApp(mc);
-    mc.apply(hello({}, 'other') as never);
+    mc.apply(wasmApp().inNamespace('other').build() as never);
     await mc.waitFor('other', 'hello-world', (obj) => condition(obj!, 'Stalled')?.reason === 'OwnershipConflict', { timeoutMs: 5000, intervalMs: 20 });
     clock.advance(5_000); // LIVENESS_MS
     const before = wadm.requests.length;

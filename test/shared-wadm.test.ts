@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { headers, type NatsConnection } from 'nats';
 import { condition, type FakeMetacontroller, type K8sObject } from './support/metacontroller.js';
 import { startLatticeStage, type LatticeStage } from './support/lattice-stage.js';
-import { hello, type Resource } from './support/resources.js';
+import { wasmApp, type AppBuilder, type Resource } from './support/resources.js';
 import type { ServiceProcess } from './support/service-process.js';
 
 let stage: LatticeStage;
@@ -21,20 +21,17 @@ before(async () => {
 });
 after(() => stage?.stop());
 
-const app = (namespace: string, name: string, lattice: string): Resource => {
-  const base = hello({ lattice });
-  return { ...base, metadata: { ...base.metadata, name, namespace } };
-};
+const app = (namespace: string, name: string, lattice: string): AppBuilder => wasmApp().inLattice(lattice).named(name).inNamespace(namespace);
 const ready = (obj: K8sObject | undefined) => condition(obj, 'Ready');
 
 async function deployed(namespace: string, name: string, lattice: string): Promise<K8sObject> {
-  mc.apply(app(namespace, name, lattice) as never);
+  mc.apply(app(namespace, name, lattice).build() as never);
   const { object } = await mc.waitFor(namespace, name, (obj) => ready(obj)?.status === 'True', { timeoutMs: 90_000, intervalMs: 100 });
   return object!;
 }
 
 async function refused(namespace: string, name: string, lattice: string, reason: string): Promise<K8sObject> {
-  mc.apply(app(namespace, name, lattice) as never);
+  mc.apply(app(namespace, name, lattice).build() as never);
   const { object } = await mc.waitFor(namespace, name, (obj) => ready(obj)?.reason === reason, { timeoutMs: 60_000, intervalMs: 100 });
   return object!;
 }
@@ -125,8 +122,7 @@ describe("deleting a resource whose wadm key holds another lattice's application
     assert.equal((await wadmApi('kq', 'put', { ...manifest, metadata: { ...manifest.metadata, annotations: { version: 'v2' } } })).result, 'newversion');
     const before = await wadmApi('kq', 'versions.y-z');
     // Resource z in lattice kq-y shares the key kq-y-z, and asks to adopt what it finds there.
-    const adopter = app('tenant-f', 'z', 'kq-y');
-    adopter.metadata.annotations = { 'core.wasmcloud.com/adopt': 'true' };
+    const adopter = app('tenant-f', 'z', 'kq-y').unannotated().annotated({ 'core.wasmcloud.com/adopt': 'true' }).build();
     mc.apply(adopter as never);
     const { object } = await mc.waitFor('tenant-f', 'z', (obj) => ready(obj)?.reason === 'NameCollision', { timeoutMs: 60_000, intervalMs: 100 });
     const deletesBefore = await service.metric('wadm_writes_total{operation="delete"}');

@@ -8,11 +8,10 @@ import { connect, headers, type NatsConnection } from 'nats';
 import { startLattice, type SimulatedLattice } from './support/host-sim.js';
 import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
-import { hookRequest, type Resource } from './support/resources.js';
+import { wasmApp, hookRequest, type Resource } from './support/resources.js';
 import { startServiceProcess, type ServiceProcess } from './support/service-process.js';
 import { startWadm, type WadmProcess } from './support/wadm.js';
 import { until } from './support/wait.js';
-import { app } from './support/app.js';
 
 const LATTICE = 'trust';
 let nats: NatsServer;
@@ -41,7 +40,7 @@ function metacontroller(url = service.url): FakeMetacontroller {
   return new FakeMetacontroller({ syncUrl: `${url}/sync`, finalizeUrl: `${url}/finalize`, resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' } });
 }
 
-const inTrustLattice = (name: string, spec: Record<string, unknown> = {}): Resource => app().inLattice(LATTICE).with(spec).named(name).build();
+const inTrustLattice = (name: string, spec: Record<string, unknown> = {}): Resource => wasmApp().inLattice(LATTICE).with(spec).named(name).build();
 const ready = (obj: K8sObject | undefined) => condition(obj, 'Ready');
 
 async function settle(mc: FakeMetacontroller, name: string): Promise<K8sObject> {

@@ -4,7 +4,7 @@ import { defaultOnly, fromPolicy, parsePolicy } from '../src/core/tenancy.js';
 import { decideFinalize, decideSync } from '../src/core/decide.js';
 import { callOf } from '../src/core/application.js';
 import { MemoryLattice } from './support/memory-lattice.js';
-import { hello, hookRequest } from './support/resources.js';
+import { wasmApp, hookRequest } from './support/resources.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 const policy = fromPolicy(
@@ -45,7 +45,7 @@ describe('the lattice policy', () => {
 
   it('stalls a resource on a lattice its namespace may not use, with nothing sent to NATS', async () => {
     const lattice = new MemoryLattice();
-    const run = await lattice.run(decideSync, callOf(hookRequest(hello({ lattice: 'shared' }, 'team-b')), policy, { now: NOW }));
+    const run = await lattice.run(decideSync, callOf(hookRequest(wasmApp().inNamespace('team-b').inLattice('shared').build()), policy, { now: NOW }));
     assert.deepEqual(run.actions, []);
     const stalled = run.response.status.conditions!.find((c) => c.type === 'Stalled')!;
     assert.equal(stalled.reason, 'LatticeNotAllowed');
@@ -54,7 +54,7 @@ describe('the lattice policy', () => {
 
   it('sends nothing to a forbidden lattice on finalize either, and lets the resource go', async () => {
     const lattice = new MemoryLattice();
-    const run = await lattice.run(decideFinalize, callOf(hookRequest(hello({ lattice: 'shared' }, 'team-b'), { finalizing: true }), policy, { now: NOW }));
+    const run = await lattice.run(decideFinalize, callOf(hookRequest(wasmApp().inNamespace('team-b').inLattice('shared').build(), { finalizing: true }), policy, { now: NOW }));
     assert.deepEqual(run.actions, []);
     assert.equal(run.response.finalized, true);
   });

@@ -31,7 +31,7 @@ import { buildServer } from '../../src/http/server.js';
 import { applicationOf } from '../../src/core/application.js';
 import { defaultOnly, fromPolicy, type Tenancy } from '../../src/core/tenancy.js';
 import { MemoryLattice } from '../support/memory-lattice.js';
-import { hello, hookRequest, type Resource } from '../support/resources.js';
+import { wasmApp, hookRequest, type Resource } from '../support/resources.js';
 import { TEST_EPOCH } from '../support/clock.js';
 import { jsonLogSink } from '../support/logs.js';
 
@@ -160,7 +160,7 @@ export const tenancyName = fc.constantFrom(...Object.keys(TENANCIES));
 export const tenancyOf = (name: string): Tenancy => TENANCIES[name]!;
 
 // The hello fixture, read once.
-export const HELLO: Resource = hello();
+export const HELLO: Resource = wasmApp().build();
 export const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
 export interface Mutation {

@@ -8,7 +8,7 @@ import { type HookRequest } from '../../src/schema/hook.js';
 import { applicationOf } from '../../src/core/application.js';
 import { testClock } from '../support/clock.js';
 import { MemoryLattice } from '../support/memory-lattice.js';
-import { hello, hookRequest } from '../support/resources.js';
+import { hookRequest } from '../support/resources.js';
 import { HELLO, NOW, RecordingLattice, SILENT, TENANCIES, Tally, chaos, checkAfterFuzzing, checkHookRequest, clone, desiredSeed, exposeGc, hooksFor, mostlyValid, outcome, property, requestOf, respond, runs, seedDesired, seedLattice, seedModels, tenancyName, tenancyOf, totals } from './arbitraries.js';
 
 describe('fuzzing the hook core (prepare + decideSync/decideFinalize through createHooks)', () => {

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { createHooks } from '../../src/http/hooks.js';
 import { ADOPT_ANNOTATION } from '../../src/core/names.js';
 import { MemoryLattice } from '../support/memory-lattice.js';
-import { hello, hookRequest } from '../support/resources.js';
+import { hookRequest } from '../support/resources.js';
 import { HELLO, OwnershipGuard, SILENT, TENANCIES, Tally, assertHookResponse, chaos, checkAfterFuzzing, checkHookRequest, hooksFor, hostileString, mostlyValid, outcome, property, requestOf, respond, runs, seedLattice, seedModels, tenancyName, tenancyOf, token } from './arbitraries.js';
 
 describe('fuzzing the hook core (prepare + decideSync/decideFinalize through createHooks)', () => {

@@ -21,3 +21,8 @@ export function fixturePath(name: string): string {
 export function readFixture(name: string): Buffer {
   return readFileSync(fixturePath(name));
 }
+
+/** The fixture as text, e.g. to put to wadm as `wash app put` would, or to parse. */
+export function fixtureText(name: string): string {
+  return readFixture(name).toString('utf8');
+}
