@@ -1,9 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { createHooks, type Lattice } from '../src/http/hooks.js';
+import type { Lattice } from '../src/http/hooks.js';
 import { fromPolicy, parsePolicy, type Tenancy } from '../src/core/tenancy.js';
 import { testClock } from './support/clock.js';
+import { testHooks } from './support/http.js';
 import { MemoryLattice } from './support/memory-lattice.js';
 import { wasmApp, hookRequest } from './support/resources.js';
 
@@ -21,7 +22,7 @@ function lattice() {
 /** Hooks that count answers served from memory, as the hook_answers_total metric does. */
 function hooksOver(l: Lattice, tenancy: Tenancy, now = testClock().now) {
   const reused = { hits: 0 };
-  const hooks = createHooks({ lattice: l, tenancy, budgetMs: 1000, now, cacheEntries: 100, onAnswer: (source) => void (source === 'memory' && reused.hits++) });
+  const hooks = testHooks(l, { tenancy, budgetMs: 1000, now, cacheEntries: 100, onAnswer: (source) => void (source === 'memory' && reused.hits++) });
   return { hooks, reused };
 }
 

@@ -1,40 +1,16 @@
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { InjectOptions } from 'fastify';
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { createHooks, type Lattice } from '../src/http/hooks.js';
-import { createLogger } from '../src/plumbing/logger.js';
-import { Metrics } from '../src/plumbing/metrics.js';
-import { buildServer, REQUEST_TIMEOUT_MS } from '../src/http/server.js';
+import type { Lattice } from '../src/http/hooks.js';
+import type { Metrics } from '../src/plumbing/metrics.js';
+import { REQUEST_TIMEOUT_MS } from '../src/http/server.js';
 import { declaredBytes } from '../src/http/hook-gate.js';
-import { defaultOnly } from '../src/core/tenancy.js';
+import { build } from './support/http.js';
 import { MemoryLattice } from './support/memory-lattice.js';
 import { wasmApp, hookRequest } from './support/resources.js';
-import { TEST_EPOCH } from './support/clock.js';
-import { jsonLogSink } from './support/logs.js';
 import { until } from './support/wait.js';
-
-function build(t: TestContext, options: { lattice?: Lattice; ready?: boolean; bodyLimit?: number; maxConcurrentHooks?: number; hookBytesInFlight?: number; now?: () => number; authorize?: (header: string | undefined) => boolean; requestTimeoutMs?: number } = {}) {
-  const { sink, lines } = jsonLogSink();
-  const lattice = options.lattice ?? new MemoryLattice();
-  const metrics = new Metrics();
-  const hooks = createHooks({ lattice, tenancy: defaultOnly('default'), budgetMs: 5000, now: () => TEST_EPOCH, cacheEntries: 1000 });
-  const app = buildServer({
-    hooks,
-    logger: createLogger('debug', sink),
-    metrics,
-    isReady: () => options.ready ?? true,
-    bodyLimit: options.bodyLimit ?? 16 * 1024 * 1024,
-    maxConcurrentHooks: options.maxConcurrentHooks ?? 64,
-    ...(options.hookBytesInFlight ? { hookBytesInFlight: options.hookBytesInFlight } : {}),
-    ...(options.now ? { now: options.now } : {}),
-    ...(options.authorize ? { authorize: options.authorize } : {}),
-    ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
-  });
-  t.after(() => app.close());
-  return { app, lattice, lines, metrics };
-}
 
 describe('POST /sync', () => {
   it('names the holder of a model that is not ours only at debug, never at info or in the answer', async (t) => {

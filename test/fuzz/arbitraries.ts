@@ -11,29 +11,29 @@
 // and factor reproduces a failure. A failure prints fast-check's report: seed, path, the shrunk
 // counterexample and the error. Counterexamples of big inputs are descriptions (a depth, a size),
 // never the megabytes themselves, so that reports stay readable.
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import fc from 'fast-check';
 import type { Action, ActionResult } from '../../src/core/facts.js';
-import { createHooks, type HookName, type Hooks, type Lattice } from '../../src/http/hooks.js';
+import type { HookName, Hooks, Lattice } from '../../src/http/hooks.js';
 import { apiSubject, eventSubject, statusSubject, type ModelOperation } from '../../src/lattice/subjects.js';
 import { WADM_STATUS_TYPES, type WadmStatus } from '../../src/lattice/wire.js';
 import type { UnavailableReason } from '../../src/core/facts.js';
 import { createLogger } from '../../src/plumbing/logger.js';
 import { ADOPT_ANNOTATION, OWNER_ANNOTATION } from '../../src/core/names.js';
-import { Metrics } from '../../src/plumbing/metrics.js';
 import { HookRequestSchema, type HookRequest, type HookResponse } from '../../src/schema/hook.js';
 import { ApplicationStatusSchema, PHASES, SCALER_STATES } from '../../src/schema/status.js';
 import { compile } from '../../src/schema/validator.js';
-import { buildServer } from '../../src/http/server.js';
 import { applicationOf } from '../../src/core/application.js';
 import { defaultOnly, fromPolicy, type Tenancy } from '../../src/core/tenancy.js';
 import { MemoryLattice } from '../support/memory-lattice.js';
 import { wasmApp, hookRequest, type Resource } from '../support/resources.js';
 import { TEST_EPOCH } from '../support/clock.js';
-import { jsonLogSink } from '../support/logs.js';
+import type { LogLine } from '../support/logs.js';
+import { build, testHooks, type TestHooksOptions } from '../support/http.js';
+import type { Cleanups } from '../support/service.js';
 
 export const SEED = Number(process.env['FUZZ_SEED'] ?? 20261130);
 export const FACTOR = Number(process.env['FUZZ_RUNS_FACTOR'] ?? 1);
@@ -621,8 +621,9 @@ export async function respond(hooks: Hooks, hook: HookName, request: HookRequest
   return (await hooks.run(hook, request, log)).response;
 }
 
-export function hooksFor(lattice: Lattice, tenancy: Tenancy, now: () => number = () => NOW) {
-  return createHooks({ lattice, tenancy, budgetMs: 5000, now, cacheEntries: 10_000 });
+/** The hooks the fuzz properties run: the tests' defaults (support/http.ts) but for room for 10,000 objects. */
+export function hooksFor(lattice: Lattice, tenancy: Tenancy, now: () => number = () => NOW, options: TestHooksOptions = {}) {
+  return testHooks(lattice, { tenancy, now, cacheEntries: 10_000, ...options });
 }
 
 export type ChaosKind = Action['kind'];
@@ -649,35 +650,23 @@ export const chaos: fc.Arbitrary<Chaos> = fc.oneof(
 // ---------------------------------------------------------------------------------------------
 
 export interface Harness {
-  app: ReturnType<typeof buildServer>;
+  app: ReturnType<typeof build>['app'];
   /** The Lattice requests are sent to: swapped per case. */
   holder: { current: Lattice };
   /** Errors the server logged as bugs (500). */
   errors: string[];
 }
 
-export const apps: Harness['app'][] = [];
-after(async () => {
-  for (const app of apps) await app.close();
-});
-
-export function harness(tenancy: Tenancy, options: { bodyLimit?: number; now?: () => number } = {}): Harness {
+/** The HTTP tier (support/http.ts) for one test, at info level, with a Lattice swapped per case. */
+export function harness(t: Cleanups, tenancy: Tenancy, options: { bodyLimit?: number; now?: () => number } = {}): Harness {
   const errors: string[] = [];
-  const { sink } = jsonLogSink((line) => {
+  const onLog = (line: LogLine) => {
     const err = line['err'] as { message?: string; stack?: string } | undefined;
     if (line['msg'] === 'unhandled error' && errors.length < 5) errors.push(`${err?.message}\n${(err?.stack ?? '').split('\n').slice(0, 6).join('\n')}`);
-  });
+  };
   const holder: { current: Lattice } = { current: new MemoryLattice() };
   const lattice: Lattice = { perform: (l, n, a) => holder.current.perform(l, n, a) };
-  const app = buildServer({
-    hooks: createHooks({ lattice, tenancy, budgetMs: 5000, now: options.now ?? (() => NOW), cacheEntries: 10_000 }),
-    logger: createLogger('info', sink),
-    metrics: new Metrics(),
-    isReady: () => true,
-    bodyLimit: options.bodyLimit ?? BODY_LIMIT,
-    maxConcurrentHooks: 64,
-  });
-  apps.push(app);
+  const { app } = build(t, { lattice, tenancy, cacheEntries: 10_000, logLevel: 'info', onLog, bodyLimit: options.bodyLimit ?? BODY_LIMIT, now: options.now });
   return { app, holder, errors };
 }
 

@@ -3,7 +3,6 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { createHooks } from '../../src/http/hooks.js';
 import { type HookRequest } from '../../src/schema/hook.js';
 import { applicationOf } from '../../src/core/application.js';
 import { testClock } from '../support/clock.js';
@@ -31,7 +30,7 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
       memory.down = down;
       const clock = testClock(NOW);
       let lastWrites: unknown[] = [];
-      const hooks = createHooks({ lattice: memory, tenancy: tenancyOf(tenancy), budgetMs: 5000, now: clock.now, cacheEntries: 10_000, onRun: (_hook, run) => (lastWrites = run.facts.writes) });
+      const hooks = hooksFor(memory, tenancyOf(tenancy), clock.now, { onRun: (_hook, run) => (lastWrites = run.facts.writes) });
       const first = await respond(hooks, 'sync', request, SILENT);
       tally.add(`${outcome(first)}${lastWrites.length > 0 ? ' after writes' : ''}`);
       // Metacontroller writes the status, Kubernetes stores it as JSON, the next call carries it.

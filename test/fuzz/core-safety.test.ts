@@ -3,7 +3,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { createHooks } from '../../src/http/hooks.js';
 import { MemoryLattice } from '../support/memory-lattice.js';
 import { hookRequest } from '../support/resources.js';
 import { HELLO, RecordingLattice, SILENT, TENANCIES, Tally, anyResource, assertHookResponse, assertNoPrototypePollution, chaos, checkAfterFuzzing, checkHookRequest, deepCase, deepText, desiredSeed, envelopeCase, envelopeText, hooksFor, nested, outcome, property, requestOf, respond, runs, seedDesired, seedLattice, seedModels, tenancyName, tenancyOf, token } from './arbitraries.js';
