@@ -8,7 +8,12 @@ import { applicationOf } from '../../src/core/application.js';
 import { testClock } from '../support/clock.js';
 import { MemoryLattice } from '../support/memory-lattice.js';
 import { hookRequest } from '../support/resources.js';
-import { HELLO, NOW, RecordingLattice, SILENT, TENANCIES, Tally, chaos, checkAfterFuzzing, checkHookRequest, clone, desiredSeed, exposeGc, hooksFor, mostlyValid, outcome, property, requestOf, respond, runs, seedDesired, seedLattice, seedModels, tenancyName, tenancyOf, totals } from './arbitraries.js';
+import { checkAfterFuzzing, exposeGc, NOW, outcome, property, runs, SILENT, Tally, totals } from '../support/fuzz/run.js';
+import { clone } from '../support/fuzz/values.js';
+import { HELLO, mostlyValid, requestOf } from '../support/fuzz/requests.js';
+import { chaos, desiredSeed, seedDesired, seedLattice, seedModels } from '../support/fuzz/wadm-state.js';
+import { RecordingLattice } from '../support/fuzz/lattices.js';
+import { checkHookRequest, hooksFor, respond, TENANCIES, tenancyName, tenancyOf } from '../support/fuzz/hooks.js';
 
 describe('fuzzing the hook core (prepare + decideSync/decideFinalize through createHooks)', () => {
   it('reaches a fixed point: the status fed back as parent.status gives byte-identical status and no write', async () => {

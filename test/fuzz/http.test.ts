@@ -6,7 +6,12 @@ import fc from 'fast-check';
 import { type HookResponse } from '../../src/schema/hook.js';
 import { MemoryLattice } from '../support/memory-lattice.js';
 import { hookRequest } from '../support/resources.js';
-import { HELLO, NOW, RecordingLattice, SEED, SMALL_BODY_LIMIT, TENANCIES, TOO_LONG, anyResource, assertAnswered, assertHookResponse, assertNoPrototypePollution, chaos, checkAfterFuzzing, checkHookRequest, deepCase, deepText, desiredSeed, envelopeCase, envelopeText, exposeGc, harness, hugeCase, hugeRequest, jsonish, mostlyValid, nested, post, property, rawJson, requestOf, runs, seedDesired, seedLattice, seedModels, show, tenancyName, tenancyOf, token, totals } from './arbitraries.js';
+import { assertNoPrototypePollution, checkAfterFuzzing, exposeGc, NOW, property, runs, SEED, totals } from '../support/fuzz/run.js';
+import { jsonish, rawJson, token } from '../support/fuzz/values.js';
+import { anyResource, deepCase, deepText, envelopeCase, envelopeText, HELLO, hugeCase, hugeRequest, mostlyValid, nested, requestOf } from '../support/fuzz/requests.js';
+import { chaos, desiredSeed, seedDesired, seedLattice, seedModels } from '../support/fuzz/wadm-state.js';
+import { RecordingLattice, show, TOO_LONG } from '../support/fuzz/lattices.js';
+import { assertAnswered, assertHookResponse, checkHookRequest, harness, post, SMALL_BODY_LIMIT, TENANCIES, tenancyName, tenancyOf } from '../support/fuzz/hooks.js';
 
 describe('fuzzing the HTTP layer (buildServer + app.inject with raw payloads)', () => {
   const hook = fc.constantFrom('sync' as const, 'finalize' as const);
