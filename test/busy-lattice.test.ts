@@ -11,7 +11,7 @@ import { list } from '../src/cli/lattice-views.js';
 import { loadConfig } from '../src/plumbing/config.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { wasmApp, hookRequest } from './support/resources.js';
-import { startService, type RunningService } from './support/service.js';
+import { CleanupStack, startService, type RunningService } from './support/service.js';
 import { startRelayedWadm, type RelayedRequest, type WadmRelay } from './support/wadm-relay.js';
 
 const BUSY = 'busy-lattice';
@@ -25,19 +25,19 @@ let nats: NatsServer;
 let wadm: WadmRelay;
 let running: RunningService;
 let nc: NatsConnection;
-const cleanups: (() => unknown)[] = [];
+const cleanups = new CleanupStack();
 
 before(async () => {
   nats = await startNatsServer();
   wadm = await startRelayedWadm(nats.url);
   await fill(BUSY, MODELS);
   await fill(SMALL, 10);
-  running = await startService({ after: (fn) => void cleanups.push(fn) }, { NATS_URL: nats.url });
+  running = await startService(cleanups, { NATS_URL: nats.url });
   await running.connected();
   nc = await connect({ servers: nats.url });
 });
 after(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
+  await cleanups.run();
   await nc?.close();
   await wadm?.stop();
   await nats?.dispose();

@@ -11,7 +11,7 @@ import { HOOK_PATHS } from '../src/http/server.js';
 import yaml from 'js-yaml';
 import { startNatsServer } from './support/nats-server.js';
 import { hookRequest } from './support/resources.js';
-import { startService } from './support/service.js';
+import { CleanupStack, startService } from './support/service.js';
 import { startWadm } from './support/wadm.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -92,20 +92,20 @@ describe('README.md', () => {
 describe('README.md, its example hook call', () => {
   const section = readme.slice(readme.indexOf('### An example hook call'));
   const [request, answer] = section.split('```json').slice(1, 3).map((block) => JSON.parse(block.split('```')[0]!) as Record<string, unknown>);
-  const cleanups: (() => unknown)[] = [];
+  const cleanups = new CleanupStack();
   let serviceUrl = '';
 
   before(async () => {
     const nats = await startNatsServer();
-    cleanups.push(() => nats.dispose());
+    cleanups.after(() => nats.dispose());
     const wadm = await startWadm(nats.url);
-    cleanups.push(() => wadm.stop());
-    const running = await startService({ after: (fn) => void cleanups.push(fn) }, { NATS_URL: nats.url });
+    cleanups.after(() => wadm.stop());
+    const running = await startService(cleanups, { NATS_URL: nats.url });
     await running.connected();
     serviceUrl = running.url;
   });
   after(async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup();
+    await cleanups.run();
   });
 
   it('is answered as the README shows, against the real wadm (times aside)', async () => {

@@ -5,25 +5,25 @@
 import { after, before, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { startLattice, WADM_STALL_TOLERANT_MS, type SimulatedLattice } from './support/host-sim.js';
-import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
+import { metacontrollerFor, condition, type FakeMetacontroller, type K8sObject } from './support/metacontroller.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { wasmApp } from './support/resources.js';
-import { startService, type RunningService } from './support/service.js';
+import { CleanupStack, startService, type RunningService } from './support/service.js';
 import { startWadm, type WadmProcess } from './support/wadm.js';
 
 let nats: NatsServer;
 let wadm: WadmProcess;
 let running: RunningService;
-const cleanups: (() => unknown)[] = [];
+const cleanups = new CleanupStack();
 
 before(async () => {
   nats = await startNatsServer();
   wadm = await startWadm(nats.url);
-  running = await startService({ after: (fn) => void cleanups.push(fn) }, { NATS_URL: nats.url }, { deployGraceMs: 2000 });
+  running = await startService(cleanups, { NATS_URL: nats.url }, { deployGraceMs: 2000 });
   await running.connected();
 });
 after(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
+  await cleanups.run();
   await wadm.stop();
   await nats.dispose();
 });
@@ -32,14 +32,6 @@ async function lattice(t: TestContext, id: string, labels: Record<string, string
   const sim = await startLattice({ servers: nats.url, lattice: id, hosts: [{ labels }], heartbeatMs: 500, waitForWadm: true });
   t.after(() => sim.stop());
   return sim;
-}
-
-function metacontroller(): FakeMetacontroller {
-  return new FakeMetacontroller({
-    syncUrl: `${running.url}/sync`,
-    finalizeUrl: `${running.url}/finalize`,
-    resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' },
-  });
 }
 
 /** Metacontroller resyncs on resyncAfterSeconds; here we poll every 100 ms instead of waiting. */
@@ -52,7 +44,7 @@ const phase = (obj: K8sObject) => (obj.status as { phase?: string }).phase;
 describe('with simulated wasmCloud hosts', () => {
   it('reaches Ready=True with every scaler deployed, then settles', async (t) => {
     const sim = await lattice(t, 'hosts-ready');
-    const mc = metacontroller();
+    const mc = metacontrollerFor(running.url);
     mc.apply(wasmApp().inLattice('hosts-ready').build() as never);
     const { object } = await until(mc, (obj) => condition(obj, 'Ready')?.status === 'True');
     const status = object!.status as { phase: string; version: string; deployedVersion: string; scalers: { kind: string; status: string }[] };
@@ -67,7 +59,7 @@ describe('with simulated wasmCloud hosts', () => {
 
   it('reports a spread no host can satisfy as Failed and Stalled, with wadm\'s message', async (t) => {
     await lattice(t, 'hosts-picky', { zone: 'earth' });
-    const mc = metacontroller();
+    const mc = metacontrollerFor(running.url);
     const picky = wasmApp().build();
     const components = (picky.spec['components'] as { traits?: { type: string; properties: Record<string, unknown> }[] }[]).map((c) => ({
       ...c,
@@ -84,7 +76,7 @@ describe('with simulated wasmCloud hosts', () => {
 
   it('turns Ready back to False when the only host leaves, and Ready again when a host comes', async (t) => {
     const sim = await lattice(t, 'hosts-leaving');
-    const mc = metacontroller();
+    const mc = metacontrollerFor(running.url);
     mc.apply(wasmApp().inLattice('hosts-leaving').build() as never);
     await until(mc, (obj) => condition(obj, 'Ready')?.status === 'True');
     await sim.stopHost(sim.hosts[0]!.id);
@@ -97,7 +89,7 @@ describe('with simulated wasmCloud hosts', () => {
 
   it('upgrades in place on a spec edit: the new version becomes Ready', async (t) => {
     await lattice(t, 'hosts-edit');
-    const mc = metacontroller();
+    const mc = metacontrollerFor(running.url);
     mc.apply(wasmApp().inLattice('hosts-edit').build() as never);
     const first = await until(mc, (obj) => condition(obj, 'Ready')?.status === 'True');
     const v1 = (first.object!.status as { version: string }).version;

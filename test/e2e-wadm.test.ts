@@ -5,28 +5,28 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, headers, type NatsConnection } from 'nats';
 import yaml from 'js-yaml';
-import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
+import { metacontrollerFor, condition, type FakeMetacontroller, type K8sObject } from './support/metacontroller.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { wasmApp, type Resource } from './support/resources.js';
 import { fixtureText } from './support/fixtures.js';
-import { startService, type RunningService } from './support/service.js';
+import { CleanupStack, startService, type RunningService } from './support/service.js';
 import { startWadm, type WadmProcess } from './support/wadm.js';
 
 let nats: NatsServer;
 let wadm: WadmProcess;
 let nc: NatsConnection;
 let running: RunningService;
-const cleanups: (() => unknown)[] = [];
+const cleanups = new CleanupStack();
 
 before(async () => {
   nats = await startNatsServer();
   wadm = await startWadm(nats.url);
   nc = await connect({ servers: nats.url });
-  running = await startService({ after: (fn) => void cleanups.push(fn) }, { NATS_URL: nats.url }, { deployGraceMs: 300 });
+  running = await startService(cleanups, { NATS_URL: nats.url }, { deployGraceMs: 300 });
   await running.connected();
 });
 after(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
+  await cleanups.run();
   await nc.close();
   await wadm.stop();
   await nats.dispose();
@@ -43,14 +43,6 @@ async function versions(lattice: string, name: string) {
   return (await ask(lattice, 'versions', name))['versions'] as { version: string; deployed: boolean }[];
 }
 
-function metacontroller(): FakeMetacontroller {
-  return new FakeMetacontroller({
-    syncUrl: `${running.url}/sync`,
-    finalizeUrl: `${running.url}/finalize`,
-    resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' },
-  });
-}
-
 const statusOf = (obj: K8sObject | undefined) => obj?.status as { phase?: string; version?: string; deployedVersion?: string } | undefined;
 
 async function sync(mc: FakeMetacontroller, resource: Resource): Promise<K8sObject> {
@@ -63,7 +55,7 @@ async function sync(mc: FakeMetacontroller, resource: Resource): Promise<K8sObje
 
 describe('the real wadm, without hosts', () => {
   it('accepts every valid fixture converted to a WasmCloudApplication', async () => {
-    const mc = metacontroller();
+    const mc = metacontrollerFor(running.url);
     // shared-http must be deployed before an application that uses its components can deploy.
     for (const file of ['hello.yaml', 'complex.yaml', 'daemonscaler.yaml', 'secrets-policy.yaml', 'shared-http.yaml', 'shared-http-dev.yaml']) {
       const resource = wasmApp(file).inLattice('fixtures').build();
@@ -76,7 +68,7 @@ describe('the real wadm, without hosts', () => {
   });
 
   it('reports wadm\'s refusal to deploy an application whose shared components are not deployed', async () => {
-    const mc = metacontroller();
+    const mc = metacontrollerFor(running.url);
     const obj = await sync(mc, wasmApp('shared-http-dev.yaml').inLattice('unshared').build());
     const stalled = condition(obj, 'Stalled')!;
     assert.equal(stalled.reason, 'DeployFailed');
@@ -85,7 +77,7 @@ describe('the real wadm, without hosts', () => {
   });
 
   it('rejects the invalid fixtures before wadm, naming the field; wadm itself gives its own message for them', async () => {
-    const mc = metacontroller();
+    const mc = metacontrollerFor(running.url);
     const expectations: [string, string, RegExp, string][] = [
       ['invalid-dangling-link.yaml', 'dangling-link', /traits\[1\]\.properties\.target: link target "httpclient"/, 'The following capability component(s) are missing from the manifest: ["httpclient"]'],
       ['invalid-made-up-key.yaml', 'sample', /traits\[0\]\.incorrect: is not a known field/, 'Unable to parse manifest: YAML parsing failed: Error("spec.components[0].traits[0]: unknown field `incorrect`'],
@@ -103,7 +95,7 @@ describe('the real wadm, without hosts', () => {
   });
 
   it('makes no new version on a re-sync, puts and deploys on an edit, and redeploys the earlier version on revert', async () => {
-    const mc = metacontroller();
+    const mc = metacontrollerFor(running.url);
     const lattice = 'versions';
     const first = statusOf(await sync(mc, wasmApp().inLattice(lattice).build()))!.version!;
     for (let i = 0; i < 3; i++) await mc.reconcile('default', 'hello-world');
@@ -126,7 +118,7 @@ describe('the real wadm, without hosts', () => {
   });
 
   it('keeps at most revisionHistoryLimit versions in wadm', async () => {
-    const mc = metacontroller();
+    const mc = metacontrollerFor(running.url);
     let last = '';
     for (const description of ['a', 'b', 'c', 'd']) {
       last = statusOf(await sync(mc, wasmApp().with({ description, revisionHistoryLimit: 2 }).inLattice('history').build()))!.version!;
@@ -137,7 +129,7 @@ describe('the real wadm, without hosts', () => {
   });
 
   it('refuses to reuse a pinned version for other content', async () => {
-    const mc = metacontroller();
+    const mc = metacontrollerFor(running.url);
     await sync(mc, wasmApp().pinned('v1.0.0').inLattice('pinned').build());
     const obj = await sync(mc, wasmApp().pinned('v1.0.0').described('changed').inLattice('pinned').build());
     assert.equal(condition(obj, 'Stalled')!.reason, 'VersionConflict');
@@ -145,7 +137,7 @@ describe('the real wadm, without hosts', () => {
   });
 
   it('undeploys on suspend and keeps the versions', async () => {
-    const mc = metacontroller();
+    const mc = metacontrollerFor(running.url);
     await sync(mc, wasmApp().inLattice('suspend').build());
     const obj = await sync(mc, wasmApp().suspended().inLattice('suspend').build());
     assert.equal(statusOf(obj)!.phase, 'Suspended');
@@ -155,7 +147,7 @@ describe('the real wadm, without hosts', () => {
   });
 
   it('deletes the model on delete, so that model.get no longer finds it', async () => {
-    const mc = metacontroller();
+    const mc = metacontrollerFor(running.url);
     await sync(mc, wasmApp().inLattice('delete').build());
     const result = await mc.deleteAndFinalize('default', 'hello-world', { maxPasses: 5 });
     assert.equal(result.removed, true);
@@ -167,7 +159,7 @@ describe('the real wadm, without hosts', () => {
     h.set('Content-Type', 'application/yaml');
     const put = await nc.request('wadm.api.adopt.model.put', fixtureText('hello.yaml'), { timeout: 3000, headers: h });
     assert.equal((JSON.parse(put.string()) as { result: string }).result, 'created');
-    const mc = metacontroller();
+    const mc = metacontrollerFor(running.url);
     const refused = await sync(mc, wasmApp().inLattice('adopt').build());
     assert.equal(condition(refused, 'Stalled')!.reason, 'OwnershipConflict');
     assert.equal((await versions('adopt', 'hello-world')).length, 1);
@@ -179,7 +171,7 @@ describe('the real wadm, without hosts', () => {
   });
 
   it('reports what real wadm says without hosts: no status message at all, so Undeployed and still reconciling', async () => {
-    const mc = metacontroller();
+    const mc = metacontrollerFor(running.url);
     const published: string[] = [];
     const sub = nc.subscribe('wadm.status.nohosts.*', { callback: (_err, msg) => published.push(msg.string()) });
     try {
@@ -203,7 +195,7 @@ describe('the real wadm, without hosts', () => {
   });
 
   it('sends each manifest as JSON that real wadm stores with our bookkeeping annotations', async () => {
-    const mc = metacontroller();
+    const mc = metacontrollerFor(running.url);
     const obj = await sync(mc, wasmApp('complex.yaml').inLattice('stored').build());
     const reply = await ask('stored', 'get', 'complex');
     const manifest = reply['manifest'] as { metadata: { annotations: Record<string, string> }; spec: unknown };
@@ -216,7 +208,7 @@ describe('the real wadm, without hosts', () => {
 
 describe('changes made outside Kubernetes', () => {
   it('are seen at the next sync, without waiting for the model cache to expire, thanks to wadm\'s events', async () => {
-    const mc = metacontroller();
+    const mc = metacontrollerFor(running.url);
     const first = await sync(mc, wasmApp().inLattice('outside').build());
     const version = statusOf(first)!.version!;
     const undeploy = await ask('outside', 'undeploy', 'hello-world', '{}');
@@ -229,10 +221,10 @@ describe('changes made outside Kubernetes', () => {
 
 describe('two replicas of the service syncing the same resource at once', () => {
   it('put exactly one version and both converge', async () => {
-    const other = await startService({ after: (fn) => void cleanups.push(fn) }, { NATS_URL: nats.url }, { deployGraceMs: 300 });
+    const other = await startService(cleanups, { NATS_URL: nats.url }, { deployGraceMs: 300 });
     await other.connected();
     const resource = wasmApp().inLattice('replicas').build();
-    const mcs = [metacontroller(), new FakeMetacontroller({ syncUrl: `${other.url}/sync`, finalizeUrl: `${other.url}/finalize`, resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' } })];
+    const mcs = [metacontrollerFor(running.url), metacontrollerFor(other.url)];
     for (const mc of mcs) mc.apply(resource as never);
     const results = await Promise.all(mcs.map((mc) => mc.reconcile('default', 'hello-world')));
     assert.deepEqual(results.map((r) => r.httpStatus), [200, 200]);

@@ -9,11 +9,11 @@ import { PLURAL } from '../src/schema/crd.js';
 import { startKubeCluster, type KubeCluster } from './support/kube/cluster.js';
 import { installCrd } from './support/kube/crd.js';
 import { startLattice, WADM_STALL_TOLERANT_MS, type SimulatedLattice } from './support/host-sim.js';
-import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
+import { FakeMetacontroller, metacontrollerFor, condition, type K8sObject } from './support/metacontroller.js';
 import { ApiError, FakeApiServer, type ParentStore } from './support/metacontroller/api-server.js';
 import { KubeParentStore } from './support/metacontroller/kube-parent-store.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
-import { startService, type RunningService } from './support/service.js';
+import { CleanupStack, startService, type RunningService } from './support/service.js';
 import { startWadm, type WadmProcess } from './support/wadm.js';
 import { wasmApp, type AppBuilder } from './support/resources.js';
 
@@ -27,7 +27,7 @@ let wadm: WadmProcess;
 let sim: SimulatedLattice;
 let running: RunningService;
 let store: KubeParentStore;
-const cleanups: (() => unknown)[] = [];
+const cleanups = new CleanupStack();
 
 before(async () => {
   kube = await startKubeCluster();
@@ -35,26 +35,19 @@ before(async () => {
   nats = await startNatsServer();
   wadm = await startWadm(nats.url);
   sim = await startLattice({ servers: nats.url, lattice: LATTICE, hosts: [{ labels: {} }], heartbeatMs: 500, waitForWadm: true });
-  running = await startService({ after: (fn) => void cleanups.push(fn) }, { NATS_URL: nats.url }, { deployGraceMs: 2000 });
+  running = await startService(cleanups, { NATS_URL: nats.url }, { deployGraceMs: 2000 });
   await running.connected();
   store = new KubeParentStore(kube.client, RESOURCE);
 });
 after(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
+  await cleanups.run();
   await sim?.stop();
   await wadm?.stop();
   await nats?.dispose();
   await kube?.stop();
 });
 
-function metacontroller(): FakeMetacontroller<KubeParentStore> {
-  return new FakeMetacontroller({
-    api: store,
-    syncUrl: `${running.url}/sync`,
-    finalizeUrl: `${running.url}/finalize`,
-    resource: RESOURCE,
-  });
-}
+const metacontroller = (): FakeMetacontroller<KubeParentStore> => metacontrollerFor(running.url, { api: store, resource: RESOURCE });
 
 const inKubeLattice = (): AppBuilder => wasmApp().inLattice(LATTICE);
 const status = (obj: K8sObject) => obj.status as { phase?: string; version?: string; deployedVersion?: string; observedGeneration?: number };

@@ -14,7 +14,7 @@ import { createOperator, createUserKey } from './support/nats-auth/jwt.js';
 import { createPki, type Pki } from './support/nats-auth/pki.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { wasmApp, hookRequest } from './support/resources.js';
-import { startService, type RunningService } from './support/service.js';
+import { CleanupStack, startService, type RunningService } from './support/service.js';
 import { until } from './support/wait.js';
 
 const CONNECT_ERROR = 'cannot connect to NATS; retrying';
@@ -162,20 +162,11 @@ interface Setup {
   start(): Promise<RunningService>;
 }
 
-/**
- * Cleanups run last-in first-out in one t.after: the service shuts down while its nats-server
- * is still up, then the server stops, then the temp files go.
- */
-function cleanupStack(t: TestContext): { after(fn: () => unknown): void } {
-  const stack: (() => unknown)[] = [];
-  t.after(async () => {
-    for (const fn of stack.reverse()) await fn();
-  });
-  return { after: (fn) => void stack.push(fn) };
-}
-
 async function setUp(t: TestContext, modeName: string, pki: () => Pki): Promise<Setup> {
-  const cleanups = cleanupStack(t);
+  // Cleanups run last-in first-out in one t.after: the service shuts down while its nats-server
+  // is still up, then the server stops, then the temp files go.
+  const cleanups = new CleanupStack();
+  t.after(() => cleanups.run());
   const dir = mkdtempSync(join(tmpdir(), 'nats-sec-'));
   cleanups.after(() => rmSync(dir, { recursive: true, force: true }));
   const make = MODES[modeName];

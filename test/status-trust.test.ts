@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, headers, type NatsConnection } from 'nats';
 import { startLattice, type SimulatedLattice } from './support/host-sim.js';
-import { FakeMetacontroller, condition, type K8sObject } from './support/metacontroller.js';
+import { metacontrollerFor, condition, type FakeMetacontroller, type K8sObject } from './support/metacontroller.js';
 import { startNatsServer, type NatsServer } from './support/nats-server.js';
 import { wasmApp, hookRequest, type Resource } from './support/resources.js';
 import { startServiceProcess, type ServiceProcess } from './support/service-process.js';
@@ -36,10 +36,6 @@ after(async () => {
   await nats?.dispose();
 });
 
-function metacontroller(url = service.url): FakeMetacontroller {
-  return new FakeMetacontroller({ syncUrl: `${url}/sync`, finalizeUrl: `${url}/finalize`, resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' } });
-}
-
 const inTrustLattice = (name: string, spec: Record<string, unknown> = {}): Resource => wasmApp().inLattice(LATTICE).with(spec).named(name).build();
 const ready = (obj: K8sObject | undefined) => condition(obj, 'Ready');
 
@@ -64,7 +60,7 @@ async function wadmRequest(op: string, body: unknown): Promise<{ result: string;
 
 describe('drift made outside Kubernetes', () => {
   it('a foreign put and deploy is healed at the next sync, said in the status and counted; delete then leaves nothing', async () => {
-    const mc = metacontroller();
+    const mc = metacontrollerFor(service.url);
     const obj = await settle(mc, 'drifty');
     const ours = (obj.status as { version: string }).version;
     const manifest = { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name: 'drifty', annotations: { version: 'oob-1' } }, spec: { components: [] } };
@@ -84,7 +80,7 @@ describe('drift made outside Kubernetes', () => {
   });
 
   it('an undeploy outside Kubernetes is healed at the next sync, said and counted', async () => {
-    const mc = metacontroller();
+    const mc = metacontrollerFor(service.url);
     const obj = await settle(mc, 'undone');
     const ours = (obj.status as { version: string }).version;
     const before = await service.metric('drift_corrections_total{kind="undeployed"}');
@@ -97,7 +93,7 @@ describe('drift made outside Kubernetes', () => {
   });
 
   it('after a foreign put alone, a warm and a cold replica answer alike: at most one status change in 8 alternating syncs', async () => {
-    const mc = metacontroller();
+    const mc = metacontrollerFor(service.url);
     await settle(mc, 'twins');
     const manifest = { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name: 'twins', annotations: { version: 'oob-2' } }, spec: { components: [] } };
     assert.match((await wadmRequest('put', manifest)).result, /newversion/);
@@ -127,7 +123,7 @@ describe('a manifest larger than NATS carries', () => {
     const puts: string[] = [];
     const watcher = nc.subscribe('wadm.api.*.model.put', { callback: (_err, msg) => void puts.push(msg.subject) });
     const putsCounted = await service.metric('wadm_requests_total{operation="put",outcome="ok"}');
-    const mc = metacontroller();
+    const mc = metacontrollerFor(service.url);
     const big = 'x'.repeat(1.1 * 1024 * 1024);
     mc.apply(inTrustLattice('huge', { components: [{ name: 'c', type: 'component', properties: { image: 'ghcr.io/x/y:1', config: [{ name: 'blob', properties: { data: big } }] }, traits: [{ type: 'spreadscaler', properties: { instances: 1 } }] }] }) as never);
     for (let i = 0; i < 5; i++) await mc.reconcile('default', 'huge');
@@ -145,7 +141,7 @@ describe('a manifest larger than NATS carries', () => {
 // Last: wadm and the simulated hosts do not all come back whole from a NATS restart, so nothing runs after it.
 describe('an outage never leaves a stale Ready=True', () => {
   it('wadm down while NATS is up: settled apps turn Unknown within the liveness window; wadm back: Ready, nothing added or lost', async () => {
-    const mc = metacontroller();
+    const mc = metacontrollerFor(service.url);
     await settle(mc, 'quiet');
     const before = await versions('quiet');
     await wadm.stop();
@@ -160,7 +156,7 @@ describe('an outage never leaves a stale Ready=True', () => {
   });
 
   it('NATS down: every resync answers LatticeUnavailable with the last known versions; NATS back: Ready again, no new version', async () => {
-    const mc = metacontroller();
+    const mc = metacontrollerFor(service.url);
     const names = ['out-1', 'out-2', 'out-3', 'out-4', 'out-5'];
     const settled = new Map<string, K8sObject>();
     for (const name of names) settled.set(name, await settle(mc, name));
