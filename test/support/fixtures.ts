@@ -1,5 +1,5 @@
 // The wadm manifest fixtures: byte-exact upstream copies (Apache-2.0, see test/fixtures/wadm/README.md),
-// kept in the repo so that a clean checkout has them. test/fixtures.test.ts checks them against
+// kept in the repo so that a clean checkout has them. test/unit/fixtures.test.ts checks them against
 // the team's shared copy when that exists.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
