@@ -1,12 +1,11 @@
 // Hook request bodies shaped like Metacontroller's: the whole parent with managedFields, the
 // last-applied annotation kubectl writes, its status, and the CompositeController object.
-import { fixtureResource, hookRequest } from '../test/support/resources.js';
+import { wasmApp, hookRequest } from '../test/support/resources.js';
 import type { HookRequest } from '../src/schema/hook.js';
 
 export function appRequest(index: number, namespace = 'bench', lattice?: string): HookRequest {
-  const resource = fixtureResource('hello.yaml', namespace);
-  resource.metadata.name = `app-${index}`;
-  if (lattice !== undefined) resource.spec = { ...resource.spec, lattice };
+  const app = wasmApp().inNamespace(namespace).named(`app-${index}`);
+  const resource = (lattice === undefined ? app : app.inLattice(lattice)).build();
   const request = hookRequest(resource);
   const metadata = request.parent.metadata as Record<string, unknown>;
   metadata['uid'] = `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`;

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yaml from 'js-yaml';
 import { startLattice } from '../test/support/host-sim.js';
-import { FakeMetacontroller } from '../test/support/metacontroller.js';
+import { metacontrollerFor } from '../test/support/metacontroller.js';
 import { startNatsServer } from '../test/support/nats-server.js';
 import { hookRequest, type Resource } from '../test/support/resources.js';
 import { startServiceProcess } from '../test/support/service-process.js';
@@ -81,11 +81,7 @@ function printTryIt(serviceUrl: string, natsUrl: string, syncBody: string): void
 
 async function main(keep: boolean, cleanups: Cleanup[], interrupted: AbortSignal): Promise<void> {
   const { nats, lattice, service } = await startEverything(cleanups, interrupted);
-  const mc = new FakeMetacontroller({
-    syncUrl: `${service.url}/sync`,
-    finalizeUrl: `${service.url}/finalize`,
-    resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' },
-  });
+  const mc = metacontrollerFor(service.url);
   const app = loadApplication();
   say('');
   await runScenario({ mc, lattice, table: new LiveTable(process.stdout), say, signal: interrupted }, app as unknown as Parameters<typeof runScenario>[1], APP_FILE);

@@ -5,7 +5,9 @@ import fc from 'fast-check';
 import { Lru } from '../../src/plumbing/lru.js';
 import { Knowledge } from '../../src/lattice/knowledge.js';
 import { testClock } from '../support/clock.js';
-import { NOW, checkAfterFuzzing, property, runs, token, wadmStatus } from './arbitraries.js';
+import { checkAfterFuzzing, NOW, property, runs } from '../support/fuzz/run.js';
+import { token } from '../support/fuzz/values.js';
+import { wadmStatus } from '../support/fuzz/wadm-state.js';
 
 describe('fuzzing the bounded caches', () => {
   type Op = { op: 'set'; key: number; value: number } | { op: 'get'; key: number } | { op: 'delete'; key: number } | { op: 'clear' };

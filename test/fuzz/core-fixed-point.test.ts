@@ -3,13 +3,17 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { createHooks } from '../../src/http/hooks.js';
 import { type HookRequest } from '../../src/schema/hook.js';
 import { applicationOf } from '../../src/core/application.js';
 import { testClock } from '../support/clock.js';
 import { MemoryLattice } from '../support/memory-lattice.js';
-import { hello, hookRequest } from '../support/resources.js';
-import { HELLO, NOW, RecordingLattice, SILENT, TENANCIES, Tally, chaos, checkAfterFuzzing, checkHookRequest, clone, desiredSeed, exposeGc, hooksFor, mostlyValid, outcome, property, requestOf, respond, runs, seedDesired, seedLattice, seedModels, tenancyName, tenancyOf, totals } from './arbitraries.js';
+import { hookRequest } from '../support/resources.js';
+import { checkAfterFuzzing, exposeGc, NOW, outcome, property, runs, SILENT, Tally, totals } from '../support/fuzz/run.js';
+import { clone } from '../support/fuzz/values.js';
+import { HELLO, mostlyValid, requestOf } from '../support/fuzz/requests.js';
+import { chaos, desiredSeed, seedDesired, seedLattice, seedModels } from '../support/fuzz/wadm-state.js';
+import { RecordingLattice } from '../support/fuzz/lattices.js';
+import { checkHookRequest, hooksFor, respond, TENANCIES, tenancyName, tenancyOf } from '../support/fuzz/hooks.js';
 
 describe('fuzzing the hook core (prepare + decideSync/decideFinalize through createHooks)', () => {
   it('reaches a fixed point: the status fed back as parent.status gives byte-identical status and no write', async () => {
@@ -31,7 +35,7 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
       memory.down = down;
       const clock = testClock(NOW);
       let lastWrites: unknown[] = [];
-      const hooks = createHooks({ lattice: memory, tenancy: tenancyOf(tenancy), budgetMs: 5000, now: clock.now, cacheEntries: 10_000, onRun: (_hook, run) => (lastWrites = run.facts.writes) });
+      const hooks = hooksFor(memory, tenancyOf(tenancy), clock.now, { onRun: (_hook, run) => (lastWrites = run.facts.writes) });
       const first = await respond(hooks, 'sync', request, SILENT);
       tally.add(`${outcome(first)}${lastWrites.length > 0 ? ' after writes' : ''}`);
       // Metacontroller writes the status, Kubernetes stores it as JSON, the next call carries it.

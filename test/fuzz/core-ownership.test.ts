@@ -3,11 +3,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { createHooks } from '../../src/http/hooks.js';
 import { ADOPT_ANNOTATION } from '../../src/core/names.js';
 import { MemoryLattice } from '../support/memory-lattice.js';
-import { hello, hookRequest } from '../support/resources.js';
-import { HELLO, OwnershipGuard, SILENT, TENANCIES, Tally, assertHookResponse, chaos, checkAfterFuzzing, checkHookRequest, hooksFor, hostileString, mostlyValid, outcome, property, requestOf, respond, runs, seedLattice, seedModels, tenancyName, tenancyOf, token } from './arbitraries.js';
+import { hookRequest } from '../support/resources.js';
+import { checkAfterFuzzing, outcome, property, runs, SILENT, Tally } from '../support/fuzz/run.js';
+import { hostileString, token } from '../support/fuzz/values.js';
+import { HELLO, mostlyValid, requestOf } from '../support/fuzz/requests.js';
+import { chaos, seedLattice, seedModels } from '../support/fuzz/wadm-state.js';
+import { OwnershipGuard } from '../support/fuzz/lattices.js';
+import { assertHookResponse, checkHookRequest, hooksFor, respond, TENANCIES, tenancyName, tenancyOf } from '../support/fuzz/hooks.js';
 
 describe('fuzzing the hook core (prepare + decideSync/decideFinalize through createHooks)', () => {
   it('never writes to a model another resource owns, or that nobody owns unless the resource adopts it', async () => {

@@ -3,10 +3,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { createHooks } from '../../src/http/hooks.js';
 import { MemoryLattice } from '../support/memory-lattice.js';
 import { hookRequest } from '../support/resources.js';
-import { HELLO, RecordingLattice, SILENT, TENANCIES, Tally, anyResource, assertHookResponse, assertNoPrototypePollution, chaos, checkAfterFuzzing, checkHookRequest, deepCase, deepText, desiredSeed, envelopeCase, envelopeText, hooksFor, nested, outcome, property, requestOf, respond, runs, seedDesired, seedLattice, seedModels, tenancyName, tenancyOf, token } from './arbitraries.js';
+import { assertNoPrototypePollution, checkAfterFuzzing, outcome, property, runs, SILENT, Tally } from '../support/fuzz/run.js';
+import { token } from '../support/fuzz/values.js';
+import { anyResource, deepCase, deepText, envelopeCase, envelopeText, HELLO, nested, requestOf } from '../support/fuzz/requests.js';
+import { chaos, desiredSeed, seedDesired, seedLattice, seedModels } from '../support/fuzz/wadm-state.js';
+import { RecordingLattice } from '../support/fuzz/lattices.js';
+import { assertHookResponse, checkHookRequest, hooksFor, respond, TENANCIES, tenancyName, tenancyOf } from '../support/fuzz/hooks.js';
 
 describe('fuzzing the hook core (prepare + decideSync/decideFinalize through createHooks)', () => {
   it('never throws and sends only single-token lattices and names, for hostile hook envelopes', async () => {

@@ -1,19 +1,23 @@
 // Fuzzing the HTTP layer (buildServer + app.inject with raw payloads): 200 or 400, never 5xx; 413 only above
 // the body limit; byte-identical answers; a fixed point through HTTP; a bounded heap.
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { type HookResponse } from '../../src/schema/hook.js';
-import { buildServer } from '../../src/http/server.js';
 import { MemoryLattice } from '../support/memory-lattice.js';
 import { hookRequest } from '../support/resources.js';
-import { HELLO, NOW, RecordingLattice, SEED, SMALL_BODY_LIMIT, TENANCIES, TOO_LONG, anyResource, assertAnswered, assertHookResponse, assertNoPrototypePollution, chaos, checkAfterFuzzing, checkHookRequest, deepCase, deepText, desiredSeed, envelopeCase, envelopeText, exposeGc, harness, hugeCase, hugeRequest, jsonish, mostlyValid, nested, post, property, rawJson, requestOf, runs, seedDesired, seedLattice, seedModels, show, tenancyName, tenancyOf, token, totals } from './arbitraries.js';
+import { assertNoPrototypePollution, checkAfterFuzzing, exposeGc, NOW, property, runs, SEED, totals } from '../support/fuzz/run.js';
+import { jsonish, rawJson, token } from '../support/fuzz/values.js';
+import { anyResource, deepCase, deepText, envelopeCase, envelopeText, HELLO, hugeCase, hugeRequest, mostlyValid, nested, requestOf } from '../support/fuzz/requests.js';
+import { chaos, desiredSeed, seedDesired, seedLattice, seedModels } from '../support/fuzz/wadm-state.js';
+import { RecordingLattice, show, TOO_LONG } from '../support/fuzz/lattices.js';
+import { assertAnswered, assertHookResponse, checkHookRequest, harness, post, SMALL_BODY_LIMIT, TENANCIES, tenancyName, tenancyOf } from '../support/fuzz/hooks.js';
 
 describe('fuzzing the HTTP layer (buildServer + app.inject with raw payloads)', () => {
   const hook = fc.constantFrom('sync' as const, 'finalize' as const);
 
-  it('answers 200 or 400, never 5xx, to random JSON, malformed JSON and random bytes', async () => {
-    const h = harness(TENANCIES['any-lattice']!);
+  it('answers 200 or 400, never 5xx, to random JSON, malformed JSON and random bytes', async (t) => {
+    const h = harness(t, TENANCIES['any-lattice']!);
     const payload = fc.oneof(
       { weight: 3, arbitrary: rawJson },
       { weight: 1, arbitrary: fc.json() },
@@ -38,8 +42,8 @@ describe('fuzzing the HTTP layer (buildServer + app.inject with raw payloads)', 
     });
   });
 
-  it('answers every hook envelope with hostile fields, and sends only single-token subjects', async () => {
-    const harnesses = Object.fromEntries(Object.entries(TENANCIES).map(([name, tenancy]) => [name, harness(tenancy)]));
+  it('answers every hook envelope with hostile fields, and sends only single-token subjects', async (t) => {
+    const harnesses = Object.fromEntries(Object.entries(TENANCIES).map(([name, tenancy]) => [name, harness(t, tenancy)]));
     const arbitrary = fc.record({ envelope: envelopeCase, seeds: seedModels, tenancy: tenancyName, hook });
     let ok = 0;
     await property('http: hostile envelopes', arbitrary, runs(500), async ({ envelope, seeds, tenancy, hook }) => {
@@ -65,8 +69,8 @@ describe('fuzzing the HTTP layer (buildServer + app.inject with raw payloads)', 
     console.log(`[fuzz] http: hostile envelopes: ${ok} answered 200`);
   });
 
-  it('answers 200 to valid specs with mutated fields and stale or garbage previous statuses', async () => {
-    const h = harness(TENANCIES['any-lattice']!);
+  it('answers 200 to valid specs with mutated fields and stale or garbage previous statuses', async (t) => {
+    const h = harness(t, TENANCIES['any-lattice']!);
     const arbitrary = fc.record({ resource: anyResource, seeds: seedModels, desired: desiredSeed, chaos: fc.array(chaos, { maxLength: 2 }), hook });
     await property('http: mutated valid specs', arbitrary, runs(400), async ({ resource, seeds, desired, chaos, hook }) => {
       const request = requestOf(resource, hook === 'finalize');
@@ -85,8 +89,8 @@ describe('fuzzing the HTTP layer (buildServer + app.inject with raw payloads)', 
     });
   });
 
-  it('answers 200 to values nested thousands of levels deep in spec, annotations, status and envelope', async () => {
-    const h = harness(TENANCIES['default-only']!);
+  it('answers 200 to values nested thousands of levels deep in spec, annotations, status and envelope', async (t) => {
+    const h = harness(t, TENANCIES['default-only']!);
     await property('http: deep nesting', deepCase, runs(150), async (c) => {
       const recorder = new RecordingLattice(new MemoryLattice(), TENANCIES['default-only']!, 'default');
       h.holder.current = recorder;
@@ -97,8 +101,8 @@ describe('fuzzing the HTTP layer (buildServer + app.inject with raw payloads)', 
     });
   });
 
-  it('answers 200 to multi-megabyte strings in any field, and 413 only above the body limit', async () => {
-    const h = harness(TENANCIES['any-lattice']!, { bodyLimit: SMALL_BODY_LIMIT });
+  it('answers 200 to multi-megabyte strings in any field, and 413 only above the body limit', async (t) => {
+    const h = harness(t, TENANCIES['any-lattice']!, { bodyLimit: SMALL_BODY_LIMIT });
     await property('http: huge strings', hugeCase, runs(30), async (c) => {
       const request = hugeRequest(c);
       const recorder = new RecordingLattice(new MemoryLattice(), TENANCIES['any-lattice']!, request.parent.metadata.namespace);
@@ -115,8 +119,8 @@ describe('fuzzing the HTTP layer (buildServer + app.inject with raw payloads)', 
     });
   });
 
-  it('answers byte-identical responses to the same request', async () => {
-    const h = harness(TENANCIES['own-namespace']!);
+  it('answers byte-identical responses to the same request', async (t) => {
+    const h = harness(t, TENANCIES['own-namespace']!);
     const payload = fc.oneof(
       { weight: 3, arbitrary: anyResource.chain((r) => fc.boolean().map((f) => JSON.stringify(requestOf(r, f)))) },
       { weight: 2, arbitrary: envelopeCase.map(envelopeText) },
@@ -138,9 +142,9 @@ describe('fuzzing the HTTP layer (buildServer + app.inject with raw payloads)', 
     });
   });
 
-  it('reaches a status fixed point through HTTP, with now advancing between calls', async () => {
+  it('reaches a status fixed point through HTTP, with now advancing between calls', async (t) => {
     let now = NOW;
-    const h = harness(TENANCIES['any-lattice']!, { now: () => now });
+    const h = harness(t, TENANCIES['any-lattice']!, { now: () => now });
     const arbitrary = fc.record({ resource: mostlyValid, seeds: seedModels, desired: desiredSeed, advanceMs: fc.integer({ min: 0, max: 120_000 }) });
     await property('http: fixed point of status', arbitrary, runs(300), async ({ resource, seeds, desired, advanceMs }) => {
       const request = requestOf(resource);
@@ -160,9 +164,9 @@ describe('fuzzing the HTTP layer (buildServer + app.inject with raw payloads)', 
     });
   });
 
-  it('keeps the heap bounded over thousands of random requests', async () => {
+  it('keeps the heap bounded over thousands of random requests', async (t) => {
     const collect = exposeGc();
-    const h = harness(TENANCIES['any-lattice']!);
+    const h = harness(t, TENANCIES['any-lattice']!);
     const payload = fc.oneof(
       { weight: 3, arbitrary: anyResource.map((r) => JSON.stringify(requestOf(r))) },
       { weight: 2, arbitrary: envelopeCase.map(envelopeText) },
@@ -198,8 +202,8 @@ describe('fuzzing the HTTP layer (buildServer + app.inject with raw payloads)', 
 
   // Timing is not asserted (it would flake on a busy CI): the answer is. The time is printed; before
   // the linear error reporting in src/schema/validator.ts it was 3.5-4.6 s, after it ~0.25 s.
-  it('answers a 1 MB spec with thousands of invalid fields with InvalidSpec', async () => {
-    const h = harness(TENANCIES['default-only']!);
+  it('answers a 1 MB spec with thousands of invalid fields with InvalidSpec', async (t) => {
+    const h = harness(t, TENANCIES['default-only']!);
     // target is x-kubernetes-preserve-unknown-fields in the CRD, so the API server admits this.
     const components = Array.from({ length: 8000 }, (_, i) => ({ name: `c${i}`, type: 'component', properties: { image: 'i' }, traits: [{ type: 'link', properties: { target: i } }] }));
     const text = JSON.stringify(hookRequest({ ...HELLO, spec: { components } }));

@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import yaml from 'js-yaml';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 import { freePort } from '../support/ports.js';
-import { hello, hookRequest } from '../support/resources.js';
+import { wasmApp, hookRequest } from '../support/resources.js';
 import { until } from '../support/wait.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -152,7 +152,7 @@ describe('the image, run as the Deployment runs it', () => {
     const response = await fetch(`${base}/sync`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(hookRequest(hello())),
+      body: JSON.stringify(hookRequest(wasmApp().build())),
     });
     assert.equal(response.status, 200);
     const answer = (await response.json()) as Obj;

@@ -1,5 +1,5 @@
 // The wadm manifest fixtures: byte-exact upstream copies (Apache-2.0, see test/fixtures/wadm/README.md),
-// kept in the repo so that a clean checkout has them. test/fixtures.test.ts checks them against
+// kept in the repo so that a clean checkout has them. test/unit/fixtures.test.ts checks them against
 // the team's shared copy when that exists.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,4 +20,9 @@ export function fixturePath(name: string): string {
 /** The fixture's exact bytes, to send as a put body. */
 export function readFixture(name: string): Buffer {
   return readFileSync(fixturePath(name));
+}
+
+/** The fixture as text, e.g. to put to wadm as `wash app put` would, or to parse. */
+export function fixtureText(name: string): string {
+  return readFixture(name).toString('utf8');
 }

@@ -3,7 +3,7 @@
 // test's own, and Metacontroller's emulator pointed at the service.
 import { connect, type NatsConnection } from 'nats';
 import { startLattice, type SimulatedLattice } from './host-sim.js';
-import { FakeMetacontroller } from './metacontroller.js';
+import { metacontrollerFor, type FakeMetacontroller } from './metacontroller.js';
 import { startNatsServer, type NatsServer, type NatsServerOptions } from './nats-server.js';
 import { startServiceProcess, type ServiceProcess, type ServiceProcessOptions } from './service-process.js';
 import { startWadm, type WadmProcess } from './wadm.js';
@@ -34,7 +34,7 @@ export async function startLatticeStage(options: LatticeStageOptions): Promise<L
   const sims = await Promise.all(options.hosted.map((lattice) => startLattice({ servers: nats.url, lattice, hosts: [{}], heartbeatMs: 500, waitForWadm: true })));
   const service = await startServiceProcess({ NATS_URL: nats.url, ...options.serviceEnv }, options.service);
   const nc = await connect({ servers: nats.url });
-  const mc = new FakeMetacontroller({ syncUrl: `${service.url}/sync`, finalizeUrl: `${service.url}/finalize`, resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' } });
+  const mc = metacontrollerFor(service.url);
   return {
     nats,
     wadm,

@@ -64,6 +64,17 @@ export interface DelayOptions {
   maxPasses?: number;
 }
 
+/** The parents of our CompositeController. */
+export const WASMCLOUD_APPLICATIONS: ParentResource = { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' };
+
+/** The emulator driving the hook service at `url` (its /sync and /finalize), for WasmCloudApplication parents. */
+export function metacontrollerFor<Api extends ParentStore = FakeApiServer>(
+  url: string,
+  options: Omit<MetacontrollerOptions<Api>, 'syncUrl' | 'finalizeUrl' | 'resource'> & { resource?: ParentResource } = {},
+): FakeMetacontroller<Api> {
+  return new FakeMetacontroller<Api>({ syncUrl: `${url}/sync`, finalizeUrl: `${url}/finalize`, resource: WASMCLOUD_APPLICATIONS, ...options });
+}
+
 export class FakeMetacontroller<Api extends ParentStore = FakeApiServer> {
   readonly api: Api;
   readonly finalizerName: string;

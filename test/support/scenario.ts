@@ -3,9 +3,9 @@
 // Metacontroller emulators pointed at it; and a reset between tests that deletes every application
 // in wadm, replaces the host, and makes the service forget what it knew.
 import { startLattice, WADM_STALL_TOLERANT_MS, type SimulatedLattice } from './host-sim.js';
-import { FakeMetacontroller } from './metacontroller.js';
+import { metacontrollerFor, type FakeMetacontroller } from './metacontroller.js';
 import { startNatsServer, type NatsServer } from './nats-server.js';
-import { startService, type RunningService } from './service.js';
+import { CleanupStack, startService, type RunningService } from './service.js';
 import { startRelayedWadm, type WadmRelay } from './wadm-relay.js';
 import { until } from './wait.js';
 import type { ServiceOptions } from '../../src/wiring/build.js';
@@ -33,8 +33,8 @@ export async function startScenario(env: Record<string, string> = {}, options: S
   const wadm = await startRelayedWadm(nats.url, ['--stream-persistence', 'file']);
   const lattice = () => startLattice({ servers: nats.url, lattice: LATTICE, heartbeatMs: 500, waitForWadm: true });
   let sim = await lattice();
-  const cleanups: (() => unknown)[] = [];
-  const running = await startService({ after: (fn) => void cleanups.push(fn) }, { NATS_URL: nats.url, ...env }, { deployGraceMs: 300, ...options });
+  const cleanups = new CleanupStack();
+  const running = await startService(cleanups, { NATS_URL: nats.url, ...env }, { deployGraceMs: 300, ...options });
   await running.connected();
   return {
     nats,
@@ -44,7 +44,7 @@ export async function startScenario(env: Record<string, string> = {}, options: S
     },
     running,
     metacontroller: ({ url = running.url, etag = false } = {}) =>
-      new FakeMetacontroller({ syncUrl: `${url}/sync`, finalizeUrl: `${url}/finalize`, etag, resource: { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' } }),
+      metacontrollerFor(url, { etag }),
     async reset() {
       const deleted = await wadm.clear(LATTICE);
       await wadm.forgetStatuses(LATTICE, deleted);
@@ -70,7 +70,7 @@ export async function startScenario(env: Record<string, string> = {}, options: S
       await wadm.untilHoldsOnly(LATTICE, sim.hosts.map((host) => host.id));
     },
     async stop() {
-      for (const cleanup of cleanups.reverse()) await cleanup();
+      await cleanups.run();
       await sim.stop();
       await wadm.stop();
       await nats.dispose();

@@ -17,9 +17,22 @@ export interface RunningService {
   connected(timeoutMs?: number): Promise<void>;
 }
 
-/** Anything that runs cleanups: a node:test context, or a suite's own list. */
+/** Anything that runs cleanups: a node:test context, or a CleanupStack. */
 export interface Cleanups {
   after(fn: () => unknown): unknown;
+}
+
+/** Cleanups run last first, when `run()` is called: for a suite's before/after, or a stack within one test. */
+export class CleanupStack implements Cleanups {
+  private readonly stack: (() => unknown)[] = [];
+
+  after(fn: () => unknown): void {
+    this.stack.push(fn);
+  }
+
+  async run(): Promise<void> {
+    for (const fn of this.stack.splice(0).reverse()) await fn();
+  }
 }
 
 /** Tests use many lattices; the tenancy tests set a policy of their own. */

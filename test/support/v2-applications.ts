@@ -1,5 +1,5 @@
 // Valid WasmCloudApplications of every shape `convert --to v2` meets, for fast-check: the property
-// test checks each conversion against our v2 schemas, test/kube-v2-crd.test.ts a sample of them
+// test checks each conversion against our v2 schemas, test/kube/v2-crd.test.ts a sample of them
 // against a real API server.
 import fc from 'fast-check';
 

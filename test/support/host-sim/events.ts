@@ -4,7 +4,7 @@
 // Why the spacing: wadm 0.21.1 pulls its event consumer one message per request (async-nats 0.39 `messages()`,
 // batch 1), and that pull stream can lose count of a request whose reply is already waiting at the server: with a
 // backlog, the message can arrive before the stream records the pull, and it then waits ~35 s for its idle heartbeat
-// check. We saw that stall once mid-test in about 35 unpaced runs of test/host-sim.test.ts, and never in 70+ paced
+// check. We saw that stall once mid-test in about 35 unpaced runs of test/lattice/host-sim.test.ts, and never in 70+ paced
 // ones. Real hosts rarely burst, so spacing events is also closer to what wadm meets in production.
 import { randomUUID } from 'node:crypto';
 import { JSONCodec, type NatsConnection } from 'nats';

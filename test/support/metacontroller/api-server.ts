@@ -2,7 +2,7 @@
 // in-memory API server keeps the server-side rules a hook can observe: uid, a new resourceVersion on every real
 // write (no-op writes are skipped), generation bumped only by body changes and by the start of deletion, status
 // ignored on main-resource writes, finalizer-gated deletion, resourceVersion preconditions.
-// test/kube-metacontroller.test.ts checks these rules against kube-apiserver, which also does what is left out here (managedFields, schema
+// test/kube/metacontroller.test.ts checks these rules against kube-apiserver, which also does what is left out here (managedFields, schema
 // validation, list merging).
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';

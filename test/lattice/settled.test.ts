@@ -1,0 +1,134 @@
+// A settled application's resync must cost no NATS request beyond one shared liveness probe per
+// lattice and window, and a cold start must not stampede wadm. Counted on an injected clock, never timed.
+import { after, before, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { queryObjects } from 'node:v8';
+import { connect, type NatsConnection } from 'nats';
+import { Limiter } from '../../src/lattice/limiter.js';
+import { WadmClient } from '../../src/lattice/wadm-client.js';
+import { WadmUnavailableError } from '../../src/lattice/errors.js';
+import { FakeMetacontroller, condition } from '../support/metacontroller.js';
+import type { NatsServer } from '../support/nats-server.js';
+import { wasmApp } from '../support/resources.js';
+import type { RunningService } from '../support/service.js';
+import { startScenario, WADM_WAIT, type Scenario } from '../support/scenario.js';
+import { testClock } from '../support/clock.js';
+import type { WadmRelay } from '../support/wadm-relay.js';
+
+let scenario: Scenario;
+let nats: NatsServer;
+let wadm: WadmRelay;
+let running: RunningService;
+let nc: NatsConnection;
+/** The service's clock: it moves only when a test moves it. */
+const clock = testClock();
+before(async () => {
+  scenario = await startScenario({ MODEL_CACHE_TTL_SECONDS: '60' }, { now: clock.now });
+  ({ nats, wadm, running } = scenario);
+  nc = await connect({ servers: nats.url });
+});
+after(async () => {
+  await nc.close();
+  await scenario.stop();
+});
+beforeEach(() => scenario.reset());
+
+function metacontroller(url?: string): FakeMetacontroller {
+  return scenario.metacontroller(url === undefined ? {} : { url });
+}
+
+async function settledApp(mc: FakeMetacontroller): Promise<void> {
+  mc.apply(wasmApp().build() as never);
+  await mc.waitFor('default', 'hello-world', (obj) => condition(obj!, 'Ready')?.status === 'True', WADM_WAIT);
+  await mc.reconcileUntilStable('default', 'hello-world', { maxPasses: 3 });
+}
+
+describe('the settled fast path', () => {
+  it('answers resyncs of a settled application with zero NATS requests', async () => {
+    const mc = metacontroller();
+    await settledApp(mc);
+    const before = wadm.count();
+    for (let i = 0; i < 20; i++) await mc.reconcile('default', 'hello-world');
+    assert.equal(wadm.count(), before, 'no request reached wadm');
+    assert.equal(condition(mc.get('default', 'hello-world')!, 'Ready')!.status, 'True');
+  });
+
+  it('answers those resyncs from memory, and stops as soon as wadm reports a change', async () => {
+    const mc = metacontroller();
+    await settledApp(mc);
+    const fromMemory = () => running.service.metrics.answers.get().then((m) => m.values.find((v) => v.labels['source'] === 'memory')?.value ?? 0);
+    const hits = await fromMemory();
+    for (let i = 0; i < 5; i++) await mc.reconcile('default', 'hello-world');
+    assert.equal(await fromMemory(), hits + 5, 'every settled resync came from memory (hook_answers_total)');
+    await scenario.sim.stopHost(scenario.sim.hosts[0]!.id); // wadm reports the application failed
+    await mc.waitFor('default', 'hello-world', (obj) => condition(obj!, 'Ready')?.status === 'False', WADM_WAIT);
+    assert.match(condition(mc.get('default', 'hello-world')!, 'Ready')!.message ?? '', /eligible hosts|instances/);
+  });
+
+  it('asks wadm with one probe per lattice once the liveness window has passed, shared by every application', async () => {
+    const mc = metacontroller();
+    await settledApp(mc);
+    mc.apply(wasmApp().inNamespace('other').build() as never);
+    await mc.waitFor('other', 'hello-world', (obj) => condition(obj!, 'Stalled')?.reason === 'OwnershipConflict', { timeoutMs: 5000, intervalMs: 20 });
+    clock.advance(5_000); // LIVENESS_MS
+    const before = wadm.requests.length;
+    for (let i = 0; i < 5; i++) await mc.reconcile('default', 'hello-world');
+    assert.deepEqual(wadm.requests.slice(before).map((r) => r.op), ['history'], 'one probe, then memory again');
+    assert.equal(condition(mc.get('default', 'hello-world')!, 'Ready')!.status, 'True');
+  });
+
+  it('asks wadm again once the model TTL has passed, to notice changes made outside', async () => {
+    const mc = metacontroller();
+    await settledApp(mc);
+    clock.advance(60_000); // MODEL_CACHE_TTL_SECONDS=60
+    const before = wadm.requests.length;
+    await mc.reconcile('default', 'hello-world');
+    assert.deepEqual(wadm.requests.slice(before).map((r) => r.op), ['versions', 'get']);
+    await mc.reconcile('default', 'hello-world');
+    assert.equal(wadm.requests.length, before + 2, 'and then trusts it again');
+  });
+});
+
+describe('a cold start', () => {
+  it('sends identical reads in flight once (singleflight)', async () => {
+    let shared = 0;
+    const client = new WadmClient({ connection: () => nc, apiPrefix: 'wadm.api', timeoutMs: 1000, onShared: () => shared++ });
+    const held = wadm.hold('versions');
+    const asked = Promise.all(Array.from({ length: 5 }, () => client.versions('default', 'same')));
+    await held.arrived;
+    held.release();
+    assert.deepEqual(await asked, [null, null, null, null, null]);
+    assert.equal(wadm.count('versions'), 1);
+    assert.equal(shared, 4);
+  });
+
+  it('keeps no limiter for a lattice once its requests are done (each first put asks about its own shadowed lattice)', async () => {
+    const client = new WadmClient({ connection: () => nc, apiPrefix: 'wadm.api', timeoutMs: 1000 });
+    const limiters = () => queryObjects(Limiter, { format: 'count' }) as number;
+    const before = limiters();
+    await Promise.all(Array.from({ length: 20 }, (_, i) => client.versions(`default-app-${i}`, 'app')));
+    assert.equal(limiters(), before, 'no Limiter left behind by 20 lattices asked once');
+  });
+
+  it('keeps at most the configured number of wadm requests in flight per lattice', async () => {
+    const limiter = new Limiter(3);
+    let active = 0;
+    let peak = 0;
+    const task = async () => {
+      peak = Math.max(peak, ++active);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      active--;
+    };
+    await Promise.all(Array.from({ length: 20 }, () => limiter.run(task, 1000, 'x')));
+    assert.equal(peak, 3);
+  });
+
+  it('gives up waiting for a slot with a Timeout, which the hook reports as LatticeUnavailable', async () => {
+    const limiter = new Limiter(1);
+    const slow = limiter.run(() => new Promise((resolve) => setTimeout(resolve, 200)), 1000, 'first');
+    await assert.rejects(limiter.run(async () => 'never', 20, 'wadm.api.default.model.versions.x'), (err) => err instanceof WadmUnavailableError && err.reason === 'Timeout');
+    await slow;
+    // The slot came back and the waiter that gave up left no trace: a new request runs at once.
+    assert.equal(await limiter.run(async () => 'ran', 1, 'next'), 'ran');
+  });
+});

@@ -1,0 +1,134 @@
+// Tenants sharing one wadm 0.21.1, which keeps every lattice's models in one KV bucket under
+// `<lattice>-<name>` and each lattice's index under `<lattice>`: the service as its own process,
+// driven like Metacontroller, against real nats-server and wadm and simulated hosts. A name that
+// would take another tenant's key is refused before any write, and says nothing of that tenant.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { headers, type NatsConnection } from 'nats';
+import { condition, type FakeMetacontroller, type K8sObject } from '../support/metacontroller.js';
+import { startLatticeStage, type LatticeStage } from '../support/lattice-stage.js';
+import { wasmApp, type AppBuilder, type Resource } from '../support/resources.js';
+import type { ServiceProcess } from '../support/service-process.js';
+
+let stage: LatticeStage;
+let service: ServiceProcess;
+let nc: NatsConnection;
+let mc: FakeMetacontroller;
+
+before(async () => {
+  stage = await startLatticeStage({ hosted: ['kx', 'kx-y', 'qx', 'qx-y', 'ks-web'] });
+  ({ service, nc, mc } = stage);
+});
+after(() => stage?.stop());
+
+const app = (namespace: string, name: string, lattice: string): AppBuilder => wasmApp().inLattice(lattice).named(name).inNamespace(namespace);
+const ready = (obj: K8sObject | undefined) => condition(obj, 'Ready');
+
+async function deployed(namespace: string, name: string, lattice: string): Promise<K8sObject> {
+  mc.apply(app(namespace, name, lattice).build() as never);
+  const { object } = await mc.waitFor(namespace, name, (obj) => ready(obj)?.status === 'True', { timeoutMs: 90_000, intervalMs: 100 });
+  return object!;
+}
+
+async function refused(namespace: string, name: string, lattice: string, reason: string): Promise<K8sObject> {
+  mc.apply(app(namespace, name, lattice).build() as never);
+  const { object } = await mc.waitFor(namespace, name, (obj) => ready(obj)?.reason === reason, { timeoutMs: 60_000, intervalMs: 100 });
+  return object!;
+}
+
+async function wadmApi(lattice: string, op: string, body: unknown = ''): Promise<{ result: string; message?: string; versions?: { version: string; deployed: boolean }[]; models?: { name: string }[] }> {
+  const h = headers();
+  h.set('Content-Type', 'application/json');
+  const reply = await nc.request(`wadm.api.${lattice}.model.${op}`, typeof body === 'string' ? body : JSON.stringify(body), { timeout: 5000, headers: h });
+  return JSON.parse(reply.string()) as { result: string };
+}
+
+/** Everything of a resource a tenant can read: its status, and the service's logs about it. */
+function seenBy(namespace: string, obj: K8sObject): string {
+  const logs = service.logs.filter((l) => Number(l['level']) >= 30 && JSON.stringify(l).includes(`${namespace}/`));
+  return JSON.stringify(obj.status) + logs.map((l) => JSON.stringify(l)).join('\n');
+}
+
+function assertNamesNoOtherTenant(text: string, other: { namespace: string; name: string; lattice: string }): void {
+  assert.doesNotMatch(text, new RegExp(other.namespace), 'names the other namespace');
+  assert.doesNotMatch(text, new RegExp(`"${other.name}"`), "names the other tenant's application");
+  assert.doesNotMatch(text, new RegExp(`lattice \\\\?"${other.lattice}\\\\?"`), "names the other tenant's lattice");
+}
+
+describe('two tenants whose applications share a wadm key', () => {
+  for (const [order, first, second] of [
+    ['lattice kx app y-z, then lattice kx-y app z', { namespace: 'tenant-a', name: 'y-z', lattice: 'kx' }, { namespace: 'tenant-b', name: 'z', lattice: 'kx-y' }],
+    ['lattice qx-y app z, then lattice qx app y-z', { namespace: 'tenant-d', name: 'z', lattice: 'qx-y' }, { namespace: 'tenant-c', name: 'y-z', lattice: 'qx' }],
+  ] as const) {
+    it(`${order}: the second is refused, the first untouched and deployed, and neither learns of the other`, async () => {
+      await deployed(first.namespace, first.name, first.lattice);
+      const before = await wadmApi(first.lattice, `versions.${first.name}`);
+      const writesBefore = await service.metric('wadm_writes_total{operation="put"}');
+      const obj = await refused(second.namespace, second.name, second.lattice, 'NameCollision');
+      assert.equal(condition(obj, 'Stalled')?.status, 'True');
+      assert.match(String((obj.status as { message: string }).message), new RegExp(`key "${first.lattice}-${first.name}"`));
+      assertNamesNoOtherTenant(seenBy(second.namespace, obj), first);
+      assert.equal(await service.metric('wadm_writes_total{operation="put"}'), writesBefore, 'nothing written for the refused one');
+      assert.deepEqual(await wadmApi(first.lattice, `versions.${first.name}`), before);
+      const again = await mc.reconcileUntilStable(first.namespace, first.name);
+      assert.equal(ready(again.object)?.status, 'True');
+      // The refused resource's deletion leaves the other tenant's model alone.
+      assert.equal((await mc.deleteAndFinalize(second.namespace, second.name)).removed, true);
+      assert.deepEqual(await wadmApi(first.lattice, `versions.${first.name}`), before);
+    });
+  }
+});
+
+describe("an application named like another lattice's index", () => {
+  it('app web in lattice ks is refused before any write, and lattice ks-web keeps working', async () => {
+    await deployed('ks-web', 'site', 'ks-web');
+    const obj = await refused('tenant-a', 'web', 'ks', 'NameCollision');
+    assert.match(String((obj.status as { message: string }).message), /list of applications of lattice "ks-web"/);
+    const list = await wadmApi('ks-web', 'get');
+    assert.equal(list.result, 'success');
+    assert.deepEqual(list.models?.map((m) => m.name), ['site']);
+    assert.equal((await wadmApi('ks', 'versions.web')).result, 'error', 'the key still holds the index of ks-web, not a model');
+    // A second application in ks-web: wadm must still be able to add it to the lattice's index.
+    await deployed('ks-web', 'shop', 'ks-web');
+    // Deleting the refused resource finalizes (nothing of it is in wadm) and touches nothing.
+    const gone = await mc.deleteAndFinalize('tenant-a', 'web');
+    assert.equal(gone.removed, true);
+    assert.deepEqual((await wadmApi('ks-web', 'get')).models?.map((m) => m.name).sort(), ['shop', 'site']);
+  });
+});
+
+describe('a key that holds an emptied index', () => {
+  it('is a NameCollision naming the lattice whose index it is, found without reading any list, while another lattice stays Ready', async () => {
+    // An emptied index of lattice se-x: what wadm leaves after its last application is deleted.
+    const manifest = { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name: 'tmp', annotations: { version: 'v1' } }, spec: { components: [] } };
+    assert.equal((await wadmApi('se-x', 'put', manifest)).result, 'created');
+    assert.equal((await wadmApi('se-x', 'del.tmp', {})).result, 'deleted');
+    const listsBefore = await service.metric('wadm_requests_total{operation="get",outcome="ok"}');
+    const obj = await refused('tenant-e', 'x', 'se', 'NameCollision');
+    assert.equal(condition(obj, 'Stalled')?.status, 'True');
+    assert.match(String((obj.status as { message: string }).message), /key "se-x", which is the list of applications of lattice "se-x"/);
+    // Reading our own key gave wadm's storage error; nothing else was read (no model.get at all).
+    assert.equal(await service.metric('wadm_requests_total{operation="get",outcome="ok"}'), listsBefore);
+    const healthy = await mc.reconcileUntilStable('tenant-a', 'y-z');
+    assert.equal(ready(healthy.object)?.reason, 'Deployed');
+  });
+});
+
+describe("deleting a resource whose wadm key holds another lattice's application", () => {
+  it("leaves that application and all its versions alone, and names nothing of it", async () => {
+    // Lattice kq holds y-z, put straight over wadm's API (as `wash app deploy` would: no owner).
+    const manifest = { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name: 'y-z', annotations: { version: 'v1' } }, spec: { components: [] } };
+    assert.equal((await wadmApi('kq', 'put', manifest)).result, 'created');
+    assert.equal((await wadmApi('kq', 'put', { ...manifest, metadata: { ...manifest.metadata, annotations: { version: 'v2' } } })).result, 'newversion');
+    const before = await wadmApi('kq', 'versions.y-z');
+    // Resource z in lattice kq-y shares the key kq-y-z, and asks to adopt what it finds there.
+    const adopter = app('tenant-f', 'z', 'kq-y').unannotated().annotated({ 'core.wasmcloud.com/adopt': 'true' }).build();
+    mc.apply(adopter as never);
+    const { object } = await mc.waitFor('tenant-f', 'z', (obj) => ready(obj)?.reason === 'NameCollision', { timeoutMs: 60_000, intervalMs: 100 });
+    const deletesBefore = await service.metric('wadm_writes_total{operation="delete"}');
+    assert.equal((await mc.deleteAndFinalize('tenant-f', 'z')).removed, true);
+    assert.deepEqual(await wadmApi('kq', 'versions.y-z'), before, "the other lattice's versions are all there");
+    assert.equal(await service.metric('wadm_writes_total{operation="delete"}'), deletesBefore, 'no delete sent');
+    assertNamesNoOtherTenant(seenBy('tenant-f', object!), { namespace: 'nobody', name: 'y-z', lattice: 'kq' });
+  });
+});

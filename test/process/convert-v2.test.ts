@@ -1,0 +1,239 @@
+// `convert --to v2`: every wadm fixture against its golden output and report (test/fixtures/v2/),
+// the mapping rules that matter most, and the command's exit codes through the real binary entry.
+// UPDATE_GOLDEN=1 rewrites the golden files; review the diff before committing it.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import yaml from 'js-yaml';
+import { convertTo, type ConvertToOptions } from '../../src/cli/convert-v2.js';
+import { v2Problems } from '../../src/convert/check.js';
+import { convertToV2 } from '../../src/convert/to-v2.js';
+import { spreadShares } from '../../src/convert/placement.js';
+import type { WorkloadDeployment } from '../../src/schema/v2.js';
+import { validateParent, type ValidSpec } from '../../src/core/validate.js';
+import { REPO_FIXTURES_DIR } from '../support/fixtures.js';
+import { wasmApp, type Resource } from '../support/resources.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const GOLDEN = join(ROOT, 'test/fixtures/v2');
+const dir = mkdtempSync(join(tmpdir(), 'convert-v2-'));
+const FIXTURES = ['hello', 'daemonscaler', 'secrets-policy', 'shared-http', 'shared-http-dev', 'complex'];
+
+function options(extra: Partial<ConvertToOptions> = {}): ConvertToOptions {
+  return { namespace: 'default', defaultLattice: 'default', to: 'v2', namespaceGiven: undefined, httpHost: undefined, allowHosts: [], ...extra };
+}
+
+/** The fixtures are read from the repo copy, and paths in the report are shown relative to the repo. */
+function convertFixture(name: string, extra: Partial<ConvertToOptions> = {}) {
+  const outcome = convertTo(join(REPO_FIXTURES_DIR, `${name}.yaml`), options(extra));
+  return { ...outcome, stderr: outcome.stderr.replaceAll(`${ROOT}/`, '') };
+}
+
+function golden(file: string, actual: string): void {
+  const path = join(GOLDEN, file);
+  if (process.env['UPDATE_GOLDEN'] === '1') {
+    mkdirSync(GOLDEN, { recursive: true });
+    writeFileSync(path, actual);
+  }
+  assert.ok(existsSync(path), `${file} is missing (UPDATE_GOLDEN=1 writes it)`);
+  assert.equal(actual, readFileSync(path, 'utf8'), `${file} differs from the golden file (UPDATE_GOLDEN=1 rewrites it)`);
+}
+
+function app(res: Resource): ValidSpec {
+  const validation = validateParent(res as never, 'default');
+  assert.ok(validation.ok, JSON.stringify(validation));
+  return validation.app;
+}
+
+const component = (name: string, traits: unknown[] = [], properties: Record<string, unknown> = {}) => ({
+  name,
+  type: 'component',
+  properties: { image: `ghcr.io/acme/${name}:1.0.0`, ...properties },
+  traits: [{ type: 'spreadscaler', properties: { instances: 2 } }, ...traits],
+});
+const provider = (name: string, traits: unknown[] = []) => ({ name, type: 'capability', properties: { image: `ghcr.io/wasmcloud/${name}:1.0.0` }, traits });
+const link = (namespace: string, pkg: string, interfaces: string[], target: string) => ({ type: 'link', properties: { namespace, package: pkg, interfaces, target: { name: target } } });
+
+describe('convert --to v2 on the wadm fixtures', () => {
+  for (const name of FIXTURES) {
+    it(`turns ${name}.yaml into the golden YAML and report, exits 3, and the output passes our v2 schemas`, () => {
+      const { stdout, stderr, code } = convertFixture(name);
+      assert.equal(code, 3, stderr);
+      golden(`${name}.yaml`, stdout);
+      golden(`${name}.report.txt`, stderr);
+      assert.deepEqual(v2Problems(yaml.loadAll(stdout)), []);
+    });
+  }
+
+  it('with --http-host and --allow-host, shared-http-dev needs no more input: one wasi:http entry serves both directions', () => {
+    const { stdout, stderr, code } = convertFixture('shared-http-dev', { httpHost: 'hello.example.com', allowHosts: ['api.example.com'], namespaceGiven: 'apps' });
+    assert.equal(code, 3, 'the listen address is still dropped');
+    golden('shared-http-dev.flags.yaml', stdout);
+    golden('shared-http-dev.flags.report.txt', stderr);
+    assert.doesNotMatch(stderr, /needs input {2}/);
+    const [deployment] = yaml.loadAll(stdout) as WorkloadDeployment[];
+    assert.equal(deployment!.metadata.namespace, 'apps');
+    assert.deepEqual(deployment!.spec.template.spec.hostInterfaces, [
+      { namespace: 'wasi', package: 'http', interfaces: ['outgoing-handler', 'incoming-handler'], config: { host: 'hello.example.com' } },
+    ]);
+    assert.deepEqual(deployment!.spec.template.spec.components[0]!.localResources, { allowedHosts: ['api.example.com'] });
+  });
+
+  it('splits complex.yaml by weighted spread as wadm does, each deployment with its spread as hostSelector', () => {
+    const deployments = yaml.loadAll(convertFixture('complex').stdout) as WorkloadDeployment[];
+    assert.deepEqual(
+      deployments.map((d) => [d.metadata.name, d.spec.replicas, d.spec.template.spec.hostSelector]),
+      [
+        ['complex-eastcoast', 3, { region: 'us-brooks-east' }],
+        ['complex-westcoast', 2, { region: 'us-taylor-west' }],
+      ],
+    );
+  });
+});
+
+describe('the mapping', () => {
+  it('merges incoming and outgoing wasi:http of several components into the one unnamed entry the operator allows', () => {
+    const spec = {
+      components: [
+        component('api', [link('wasi', 'http', ['outgoing-handler'], 'client')]),
+        component('worker', [link('wasi', 'http', ['outgoing-handler'], 'client'), link('wasi', 'keyvalue', ['store', 'atomics'], 'kv')]),
+        provider('client'),
+        provider('server', [link('wasi', 'http', ['incoming-handler'], 'api')]),
+        provider('kv'),
+      ],
+    };
+    const { resources, findings } = convertToV2(app(wasmApp.scratch().named('shop').with(spec).build()), { httpHost: 'shop.example.com', allowHosts: ['*'] });
+    assert.deepEqual(resources[0]!.spec.template.spec.hostInterfaces, [
+      { namespace: 'wasi', package: 'http', interfaces: ['outgoing-handler', 'incoming-handler'], config: { host: 'shop.example.com' } },
+      { namespace: 'wasi', package: 'keyvalue', interfaces: ['store', 'atomics'] },
+    ]);
+    assert.deepEqual(resources[0]!.spec.template.spec.components.map((c) => c.localResources), [{ allowedHosts: ['*'] }, { allowedHosts: ['*'] }]);
+    assert.deepEqual(v2Problems(resources), []);
+    assert.deepEqual(findings.filter((f) => f.outcome !== 'mapped'), []);
+  });
+
+  it('reports two unnamed entries of one package, which the operator rejects, and a duplicate name', () => {
+    const spec = { components: [component('api')] };
+    const [deployment] = convertToV2(app(wasmApp.scratch().named('twice').with(spec).build())).resources;
+    const http = { namespace: 'wasi', package: 'http', interfaces: ['incoming-handler'] };
+    const egress = { ...http, name: 'egress' };
+    // Different versions are not duplicates, but the second unnamed entry still breaks the second rule.
+    deployment!.spec.template.spec.hostInterfaces = [http, { ...http, version: '0.3.0', interfaces: ['handler'] }, egress, egress];
+    assert.deepEqual(v2Problems([deployment, deployment]), [
+      'resources[0].spec.template.spec.hostInterfaces[1]: a second unnamed entry of wasi:http; merge them or name one',
+      'resources[0].spec.template.spec.hostInterfaces[3]: duplicates an earlier entry of wasi:http',
+      'resources[1].metadata.name: "twice" is already used by an earlier resource',
+      'resources[1].spec.template.spec.hostInterfaces[1]: a second unnamed entry of wasi:http; merge them or name one',
+      'resources[1].spec.template.spec.hostInterfaces[3]: duplicates an earlier entry of wasi:http',
+    ]);
+  });
+
+  it('exits 0 only when every construct mapped', () => {
+    const spec = { components: [component('api', [link('wasi', 'keyvalue', ['store'], 'kv'), link('wasi', 'logging', ['logging'], 'worker')]), component('worker'), provider('kv')] };
+    const path = join(dir, 'faithful.yaml');
+    writeFileSync(path, yaml.dump(wasmApp.scratch().named('faithful').inNamespace('team-a').with(spec).build()));
+    const { code, stderr, stdout } = convertTo(path, options());
+    assert.equal(code, 0, stderr);
+    assert.match(stderr, /\n8 mapped, 0 approximated, 0 needs input, 0 dropped\n$/);
+    const [deployment] = yaml.loadAll(stdout) as WorkloadDeployment[];
+    assert.equal(deployment!.metadata.namespace, 'team-a', 'a resource keeps its own namespace');
+  });
+
+  it('drops custom providers, file:// images and shared components, each with the field and the reason', () => {
+    const spec = {
+      components: [
+        component('api', [link('acme', 'billing', ['invoices'], 'billing')]),
+        component('local', [], { image: 'file:///tmp/local.wasm' }),
+        { name: 'borrowed', type: 'component', properties: { application: { name: 'common', component: 'auth' } } },
+        provider('billing'),
+      ],
+    };
+    const { findings } = convertToV2(app(wasmApp.scratch().named('mixed').with(spec).build()));
+    const drops = findings.filter((f) => f.outcome === 'dropped').map((f) => f.path);
+    assert.deepEqual(drops, [
+      'spec.components[0].traits[1]',
+      'spec.components[1].properties.image',
+      'spec.components[2].properties.application',
+      'spec.components[3]',
+    ]);
+  });
+
+  it('asks for a second workload when one import is served by two components, which v2 rejects', () => {
+    const named = (target: string, name: string) => ({ type: 'link', properties: { namespace: 'acme', package: 'auth', interfaces: ['check'], target: { name: target }, name } });
+    const spec = { components: [component('api', [named('auth-a', 'default'), named('auth-b', 'fallback')]), component('auth-a'), component('auth-b')] };
+    const { findings } = convertToV2(app(wasmApp.scratch().named('twin').with(spec).build()));
+    assert.deepEqual(
+      findings.filter((f) => f.outcome !== 'mapped').map((f) => `${f.outcome} ${f.path}`),
+      ['needs input spec.components[0].traits[2]', 'dropped spec.components[0].traits[2].properties.name'],
+    );
+  });
+
+  it('turns suspend into zero replicas and reports the WasmCloudApplication fields v2 has no place for', () => {
+    const spec = { components: [component('api')], suspend: true, lattice: 'prod', deletionPolicy: 'Orphan', revisionHistoryLimit: 3, version: 'v1' };
+    const { resources, findings } = convertToV2(app(wasmApp.scratch().named('paused').with(spec).build()));
+    assert.equal(resources[0]!.spec.replicas, 0);
+    assert.deepEqual(
+      findings.filter((f) => f.path.startsWith('spec.') && !f.path.startsWith('spec.components')).map((f) => `${f.outcome} ${f.path}`),
+      ['dropped spec.deletionPolicy', 'dropped spec.lattice', 'dropped spec.revisionHistoryLimit', 'approximated spec.suspend', 'dropped spec.version'],
+    );
+  });
+
+  it('splits instances across spreads exactly as wadm: by weight, rounded down, the rest from the heaviest spread on', () => {
+    assert.deepEqual(spreadShares(5, [40, 40]), [3, 2]);
+    assert.deepEqual(spreadShares(3, [40, 20]), [2, 1]);
+    assert.deepEqual(spreadShares(7, [100, 100, 100]), [3, 2, 2]);
+    assert.deepEqual(spreadShares(4, [10, 30]), [1, 3]);
+    assert.deepEqual(spreadShares(2, [0, 0]), [1, 1]);
+  });
+});
+
+describe('docs/migrating-to-v2.md', () => {
+  it('shows the output and the report that convert --to v2 prints for its example', () => {
+    const section = readFileSync(join(ROOT, 'docs/migrating-to-v2.md'), 'utf8');
+    const [command, ...report] = section.split('```console\n')[1]!.split('```')[0]!.trimEnd().split('\n');
+    const args = command!.replace(/^\$ wasmcloud-metacontroller convert /, '').replace(/ > \S+$/, '').split(' ');
+    const outcome = convertTo(join(ROOT, args[0]!), options({ httpHost: args[args.indexOf('--http-host') + 1] }));
+    assert.deepEqual(args.slice(1, 4), ['--to', 'v2', '--http-host'], 'the example uses only the options this test reads');
+    assert.equal(outcome.stderr.replaceAll(`${ROOT}/`, ''), report.join('\n') + '\n');
+    assert.equal(outcome.stdout, section.split('```yaml\n')[1]!.split('```')[0]);
+  });
+});
+
+describe('the command line', () => {
+  const cli = (args: string[], input?: string) => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: ROOT, encoding: 'utf8', input });
+    return { code: run.status, stdout: run.stdout, stderr: run.stderr };
+  };
+
+  it('reads several documents from standard input, WasmCloudApplications and wadm manifests alike', () => {
+    const input = [yaml.dump(wasmApp('secrets-policy.yaml').build()), readFileSync(join(REPO_FIXTURES_DIR, 'hello.yaml'), 'utf8')].join('---\n');
+    const { code, stdout, stderr } = cli(['convert', '-', '--to', 'v2', '--http-host', 'hello.localhost'], input);
+    assert.equal(code, 3, stderr);
+    assert.deepEqual((yaml.loadAll(stdout) as WorkloadDeployment[]).map((d) => `${d.metadata.namespace}/${d.metadata.name}`), ['default/sample', 'undefined/hello-world']);
+    assert.match(stderr, /^-\[0\]: WasmCloudApplication sample → WorkloadDeployment sample\n/);
+    assert.match(stderr, /\n-\[1\]: wadm Application hello-world → WorkloadDeployment hello-world\n/);
+  });
+
+  it('exits 1 on invalid input and prints no resources', () => {
+    const { code, stdout, stderr } = cli(['convert', join(REPO_FIXTURES_DIR, 'invalid-dangling-link.yaml'), '--to', 'v2']);
+    assert.equal(code, 1);
+    assert.equal(stdout, '');
+    assert.match(stderr, /spec\.components\[0\]\.traits\[1\]\.properties\.target: link target "httpclient" is not a component of this application/);
+  });
+
+  it('refuses an unknown target and malformed flag values with exit 2, before reading the file', () => {
+    const missing = join(dir, 'missing.yaml');
+    assert.equal(convertTo(missing, options({ to: 'v3' })).code, 2);
+    assert.equal(convertTo(missing, options({ allowHosts: ['api.example.com', 'https://x.example/path'] })).code, 2);
+    assert.equal(convertTo(missing, options({ httpHost: 'https://x.example' })).code, 2);
+  });
+
+  it('without --to, convert still turns a wadm manifest into a WasmCloudApplication', () => {
+    const { code, stdout } = cli(['convert', join(REPO_FIXTURES_DIR, 'hello.yaml')]);
+    assert.equal(code, 0);
+    assert.equal((yaml.load(stdout) as Resource).kind, 'WasmCloudApplication');
+  });
+});

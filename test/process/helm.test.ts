@@ -1,0 +1,188 @@
+// The Helm chart, with the real helm from scripts/test-deps.sh: lint, render with the defaults and
+// with every option, and parity with manifests/: the chart's defaults install the same objects as
+// `kubectl kustomize manifests/` (and its options the same as examples/secure-install and
+// manifests/monitoring), so the two ways to install cannot drift apart.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import yaml from 'js-yaml';
+import { loadConfig, VARIABLES } from '../../src/plumbing/config.js';
+import { parsePolicy } from '../../src/core/tenancy.js';
+import { ALL_OPTIONS, CHART, helm, kustomize, NAMESPACE, renderChart, type Obj } from '../support/helm.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const read = (path: string) => readFileSync(resolve(ROOT, path), 'utf8');
+const VERSION = (JSON.parse(read('package.json')) as { version: string }).version;
+
+const key = (o: Obj) => `${o['kind']}/${o['metadata'].namespace ?? ''}/${withoutHash(o['metadata'].name)}`;
+// kustomize's generated ConfigMap carries a hash of its content in its name; the chart rolls the
+// pods with a checksum annotation instead.
+const withoutHash = (name: string) => name.replace(/^(wasmcloud-metacontroller)-[a-z0-9]{10}$/, '$1');
+
+function isSubset(small: Obj | undefined, big: Obj | undefined, what: string): void {
+  for (const [k, v] of Object.entries(small ?? {})) assert.equal(big?.[k], v, `${what}: ${k}`);
+}
+
+/** Everything but labels and pod template metadata must be equal; those the chart may extend
+ *  (Helm's own labels, a config checksum) but must keep manifests/'s. */
+function assertSameObject(fromKustomize: Obj, fromChart: Obj): void {
+  const what = key(fromKustomize);
+  const labels = { ...fromKustomize['metadata'].labels };
+  // Helm installs crds/ as written, untemplated: the CRD lacks the label kustomization.yaml adds.
+  if (fromKustomize['kind'] === 'CustomResourceDefinition') delete labels['app.kubernetes.io/part-of'];
+  isSubset(labels, fromChart['metadata'].labels, `${what} labels`);
+  isSubset(fromKustomize['metadata'].annotations, fromChart['metadata'].annotations, `${what} annotations`);
+  const template = fromKustomize['spec']?.template?.metadata;
+  if (template) {
+    isSubset(template.labels, fromChart['spec'].template.metadata.labels, `${what} pod labels`);
+    isSubset(template.annotations, fromChart['spec'].template.metadata.annotations, `${what} pod annotations`);
+  }
+  const comparable = (o: Obj) => {
+    const copy = JSON.parse(JSON.stringify(o).replaceAll(/"wasmcloud-metacontroller-[a-z0-9]{10}"/g, '"wasmcloud-metacontroller"')) as Obj;
+    copy['metadata'] = { name: copy['metadata'].name, namespace: copy['metadata'].namespace };
+    if (copy['spec']?.template?.metadata) delete copy['spec'].template.metadata;
+    // Volumes and mounts are maps keyed by name to Kubernetes; kustomize puts patched ones first.
+    const pod = copy['spec']?.template?.spec;
+    const byName = (list: Obj[] | undefined) => list?.sort((a, b) => String(a['name']).localeCompare(String(b['name'])));
+    if (pod) {
+      byName(pod.volumes);
+      for (const c of pod.containers as Obj[]) byName(c['volumeMounts']);
+    }
+    return copy;
+  };
+  assert.deepEqual(comparable(fromChart), comparable(fromKustomize), what);
+}
+
+function assertSameObjects(fromKustomize: Obj[], fromChart: Obj[]): void {
+  assert.deepEqual(fromChart.map(key).sort(), fromKustomize.map(key).sort());
+  for (const o of fromKustomize) assertSameObject(o, fromChart.find((c) => key(c) === key(o))!);
+}
+
+describe('charts/wasmcloud-metacontroller', () => {
+  it('is versioned with package.json, chart and app alike', () => {
+    const chart = yaml.load(read('charts/wasmcloud-metacontroller/Chart.yaml')) as Obj;
+    assert.equal(chart['version'], VERSION);
+    assert.equal(chart['appVersion'], VERSION);
+  });
+
+  it('ships manifests/crd.yaml and the files of manifests/monitoring unchanged', () => {
+    assert.equal(read('charts/wasmcloud-metacontroller/crds/crd.yaml'), read('manifests/crd.yaml'));
+    assert.equal(read('charts/wasmcloud-metacontroller/files/prometheusrule.yaml'), read('manifests/monitoring/prometheusrule.yaml'));
+    assert.equal(read('charts/wasmcloud-metacontroller/files/grafana-dashboard.json'), read('manifests/monitoring/grafana-dashboard.json'));
+  });
+
+  it('has every value documented in the Helm section of docs/install.md', () => {
+    const page = read('docs/install.md');
+    const start = page.indexOf('## With Helm');
+    const section = page.slice(start, page.indexOf('\n## ', start + 1));
+    const values = yaml.load(read('charts/wasmcloud-metacontroller/values.yaml')) as Obj;
+    // Maps passed through as they are (Kubernetes fields, variables) count as one value.
+    const freeForm = new Set(['resources', 'extra', 'podLabels', 'nodeSelector', 'affinity']);
+    const leaves = (o: Obj, prefix: string): string[] =>
+      Object.entries(o).flatMap(([k, v]) => (v && typeof v === 'object' && !Array.isArray(v) && !freeForm.has(k) ? leaves(v, `${prefix}${k}.`) : [`${prefix}${k}`]));
+    for (const path of leaves(values, '')) {
+      const parent = path.split('.').slice(0, -1).join('.');
+      const leaf = path.split('.').at(-1)!;
+      // A row names a value by its full path, or after a sibling's full path as `.leaf`, or as `parent.*`.
+      const mentioned = section.includes(`\`${path}\``) || (parent !== '' && section.includes(`\`${parent}.`) && section.includes(`\`.${leaf}\``)) || section.includes(`\`${parent}.*\``);
+      assert.ok(mentioned, `${path} is not in docs/install.md "With Helm"`);
+    }
+  });
+
+  it('passes helm lint --strict, with the defaults and with every option', () => {
+    assert.match(helm('lint', '--strict', CHART), /1 chart\(s\) linted, 0 chart\(s\) failed/);
+    assert.match(helm('lint', '--strict', CHART, '--values', ALL_OPTIONS), /1 chart\(s\) linted, 0 chart\(s\) failed/);
+  });
+
+  it('with the defaults, installs what kubectl kustomize manifests/ does, but the namespace Helm creates', () => {
+    const fromKustomize = kustomize('manifests');
+    assertSameObjects(fromKustomize.filter((o) => o['kind'] !== 'Namespace'), renderChart());
+  });
+
+  it('with namespace.create, also the namespace with Pod Security restricted enforced', () => {
+    assertSameObjects(kustomize('manifests'), renderChart('--set', 'namespace.create=true'));
+  });
+
+  it('with hooks.secure.enabled, installs what kubectl kustomize examples/secure-install does', () => {
+    const fromKustomize = kustomize('examples/secure-install').filter((o) => o['kind'] !== 'Namespace');
+    assertSameObjects(fromKustomize, renderChart('--set', 'hooks.secure.enabled=true'));
+  });
+
+  it('with the monitoring values, adds what kubectl kustomize manifests/monitoring does', () => {
+    const fromKustomize = [...kustomize('manifests'), ...kustomize('manifests/monitoring')].filter((o) => o['kind'] !== 'Namespace');
+    const flags = ['podMonitor', 'prometheusRule', 'dashboard'].flatMap((m) => ['--set', `monitoring.${m}.enabled=true`]);
+    assertSameObjects(fromKustomize, renderChart(...flags));
+  });
+
+  it('with every option, renders each value where the service and Kubernetes read it', () => {
+    const objects = renderChart('--values', ALL_OPTIONS);
+    const values = yaml.load(readFileSync(ALL_OPTIONS, 'utf8')) as Obj;
+    const one = (kind: string, name: string) => {
+      const found = objects.filter((o) => o['kind'] === kind && o['metadata'].name === name);
+      assert.equal(found.length, 1, `${kind}/${name}`);
+      return found[0]!;
+    };
+    const pod = one('Deployment', 'wasmcloud-metacontroller')['spec'];
+    const container = pod.template.spec.containers[0] as Obj;
+    assert.equal(pod.replicas, 3);
+    assert.equal(container['image'], `${values['image'].repository}:${values['image'].tag}@${values['image'].digest}`);
+    assert.equal(container['imagePullPolicy'], 'Always');
+    assert.deepEqual(container['resources'], values['resources']);
+    assert.deepEqual(pod.template.spec.imagePullSecrets, values['imagePullSecrets']);
+    assert.deepEqual(pod.template.spec.nodeSelector, values['nodeSelector']);
+    assert.deepEqual(pod.template.spec.tolerations, values['tolerations']);
+    assert.deepEqual(pod.template.spec.affinity, values['affinity']);
+
+    // The ConfigMap is a configuration the service accepts, pointing at the mounted files.
+    const env = one('ConfigMap', 'wasmcloud-metacontroller')['data'] as Record<string, string>;
+    const loaded = loadConfig(env);
+    assert.ok(loaded.ok, JSON.stringify(loaded));
+    assert.equal(String(loaded.config.natsServers), 'tls://nats.example.com:4222');
+    const known = new Set(Object.values(VARIABLES).map((v) => v.env));
+    for (const name of Object.keys(env)) assert.ok(known.has(name), `${name} is not a variable of src/plumbing/config.ts`);
+    assert.equal(loaded.config.defaultLattice, 'production');
+    assert.equal(env['LOG_FORMAT'], 'json');
+    const mounts = new Map((container['volumeMounts'] as Obj[]).map((m) => [m['name'], m['mountPath']]));
+    const volumes = new Map((pod.template.spec.volumes as Obj[]).map((v) => [v['name'], v]));
+    assert.equal(env['NATS_CREDS_FILE'], `${mounts.get('nats-secrets')}/nats.creds`);
+    assert.equal(env['NATS_TLS_KEY_FILE'], `${mounts.get('nats-secrets')}/tls.key`);
+    assert.equal(volumes.get('nats-secrets')!['secret'].secretName, 'nats-client');
+
+    // The lattice policy is a file the service parses, where LATTICE_POLICY_FILE says.
+    const policy = one('ConfigMap', 'wasmcloud-metacontroller-lattice-policy')['data']['policy.yaml'] as string;
+    assert.deepEqual(parsePolicy(policy), { rules: values['latticePolicy'].rules });
+    assert.equal(env['LATTICE_POLICY_FILE'], `${mounts.get('lattice-policy')}/policy.yaml`);
+    assert.equal(volumes.get('lattice-policy')!['configMap'].name, 'wasmcloud-metacontroller-lattice-policy');
+
+    // Hardened hooks with the named Secrets, on both sides of the call.
+    const hooks = one('CompositeController', 'wasmcloudapplication-controller')['spec'];
+    assert.equal(hooks.resyncPeriodSeconds, 120);
+    for (const hook of ['sync', 'finalize']) {
+      const webhook = hooks.hooks[hook].webhook;
+      assert.equal(webhook.timeout, '8s');
+      assert.deepEqual([webhook.service.protocol, webhook.service.port], ['https', 443]);
+      assert.equal(webhook.authorization.secretRef.name, 'hook-token');
+      assert.equal(webhook.caBundle.secretRef.name, 'hook-tls');
+    }
+    assert.equal(volumes.get('hook-token')!['secret'].secretName, 'hook-token');
+    assert.equal(volumes.get('tls')!['secret'].secretName, 'hook-tls');
+    assert.equal(one('Certificate', 'wasmcloud-metacontroller-tls')['spec'].secretName, 'hook-tls');
+    assert.equal(one('PodMonitor', 'wasmcloud-metacontroller')['spec'].podMetricsEndpoints[0].scheme, 'https');
+
+    const policyObject = one('NetworkPolicy', 'wasmcloud-metacontroller')['spec'];
+    assert.deepEqual(policyObject.egress[1], { to: [{ ipBlock: { cidr: '10.20.0.0/16' } }], ports: [{ port: 4443, protocol: 'TCP' }] });
+    assert.equal(policyObject.ingress[0].from[0].namespaceSelector.matchLabels['kubernetes.io/metadata.name'], 'metacontroller-system');
+    assert.deepEqual(policyObject.ingress[1].from[0].podSelector.matchLabels, { app: 'prometheus' });
+    assert.equal(one('PodDisruptionBudget', 'wasmcloud-metacontroller')['spec'].minAvailable, 2);
+    assert.equal(one('Namespace', NAMESPACE)['metadata'].labels['pod-security.kubernetes.io/enforce'], 'restricted');
+    for (const kind of ['PodMonitor', 'PrometheusRule']) one(kind, 'wasmcloud-metacontroller');
+    one('ConfigMap', 'wasmcloud-metacontroller-dashboard');
+  });
+
+  it('rolls the pods when the configuration changes, as the hashed name does in manifests/', () => {
+    const checksum = (objects: Obj[]) => objects.find((o) => o['kind'] === 'Deployment')!['spec'].template.metadata.annotations['checksum/config'];
+    assert.notEqual(checksum(renderChart()), checksum(renderChart('--set', 'config.logLevel=debug')));
+    assert.equal(checksum(renderChart()), checksum(renderChart('--set', 'replicas=3')));
+  });
+});

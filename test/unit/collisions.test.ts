@@ -1,0 +1,193 @@
+// The name-collision check against a model of wadm 0.21's key scheme (server/storage.rs): one KV
+// bucket, a model under `<lattice>-<name>`, a lattice's index under `<lattice>`. Generated
+// lattices and names are made of `a`, `b` and `-`, so keys collide often. The hook's core runs
+// against that KV the way the gateway would answer from it; every pair whose key is taken is
+// refused with nothing written, every other pair is put.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { callOf } from '../../src/core/application.js';
+import { keySharers, modelKey } from '../../src/core/collisions.js';
+import { decideFinalize, decideSync } from '../../src/core/decide.js';
+import type { Action, ActionResult, LatticeFacts } from '../../src/core/facts.js';
+import { fromPolicy } from '../../src/core/tenancy.js';
+import { runSteps } from '../../src/core/steps.js';
+import { Knowledge } from '../../src/lattice/knowledge.js';
+import { wasmApp, hookRequest } from '../support/resources.js';
+
+const ANY_LATTICE = fromPolicy({ rules: [{ namespaces: ['*'], lattices: ['*'] }] }, 'default');
+const NOW = Date.parse('2026-11-30T12:00:00Z');
+
+type Entry = { kind: 'model'; lattice: string; name: string; versions: string[] } | { kind: 'index'; names: Set<string> };
+
+/** wadm's KV as storage.rs writes it: put stores the model, then adds its name to the lattice index. */
+class KeyValueWadm {
+  readonly kv = new Map<string, Entry>();
+  readonly writes: string[] = [];
+
+  /** Returns false where wadm would answer "Internal storage error" (a key holding the other kind). */
+  put(lattice: string, name: string, version: string): boolean {
+    const key = `${lattice}-${name}`;
+    const stored = this.kv.get(key);
+    if (stored?.kind === 'index') return false;
+    if (stored && stored.name !== name) return false; // never reached by the checked hook: see the property
+    const index = this.kv.get(lattice);
+    if (index?.kind === 'model') return false;
+    this.kv.set(key, { kind: 'model', lattice, name, versions: [...(stored?.versions ?? []), version] });
+    this.kv.set(lattice, { kind: 'index', names: new Set([...(index?.names ?? []), name]) });
+    this.writes.push(key);
+    return true;
+  }
+
+  /** What the gateway reports for an action of application `name` in `lattice`. */
+  perform(lattice: string, name: string, action: Action): ActionResult {
+    const storageError: ActionResult = { kind: 'unavailable', reason: 'StorageError', message: 'Internal storage error', isolated: true };
+    switch (action.kind) {
+      case 'read-model': {
+        const stored = this.kv.get(`${lattice}-${name}`);
+        if (!stored) return { kind: 'model', model: null };
+        if (stored.kind === 'index') return storageError;
+        const newest = stored.versions[stored.versions.length - 1]!;
+        return {
+          kind: 'model',
+          model: { versions: stored.versions, deployedVersion: null, known: { [newest]: { version: newest, owner: 'elsewhere/app', contentHash: null } }, storedName: stored.name },
+        };
+      }
+      case 'read-key': {
+        const key = modelKey(action.key);
+        const stored = this.kv.get(key);
+        return { kind: 'key', key, holds: stored === undefined ? 'nothing' : stored.kind };
+      }
+      case 'put':
+        return this.put(lattice, name, action.version) ? { kind: 'done' } : storageError;
+      case 'deploy':
+        return { kind: 'done' };
+      default:
+        throw new Error(`not modelled: ${action.kind}`);
+    }
+  }
+
+  /** Whether writing (lattice, name) would overwrite or corrupt another entry: the truth the hook must match. */
+  takenBy(lattice: string, name: string): boolean {
+    const stored = this.kv.get(`${lattice}-${name}`);
+    const ownIndex = this.kv.get(lattice);
+    return (stored !== undefined && (stored.kind === 'index' || stored.name !== name)) || ownIndex?.kind === 'model';
+  }
+}
+
+const segment = fc.stringMatching(/^[ab]{1,2}$/);
+const dashed = fc.array(segment, { minLength: 1, maxLength: 3 }).map((parts) => parts.join('-'));
+const pair = fc.record({ lattice: dashed, name: dashed });
+
+async function syncIn(wadm: KeyValueWadm, lattice: string, name: string) {
+  const call = callOf(hookRequest(wasmApp().inLattice(lattice).named(name).inNamespace('tenant').unannotated().build()), ANY_LATTICE, { now: NOW });
+  return runSteps(decideSync, call, (action) => Promise.resolve(wadm.perform(lattice, name, action)));
+}
+
+const reasonOf = (facts: { response: { status: { conditions?: { type: string; reason: string }[] } } }) =>
+  facts.response.status.conditions!.find((c) => c.type === 'Ready')!.reason;
+
+describe('name collisions in a model of wadm 0.21 keys', () => {
+  it('refuses exactly the pairs whose key or lattice index is taken, and writes nothing for them', async () => {
+    const property = fc.asyncProperty(fc.array(pair, { maxLength: 6 }), pair, async (existing, candidate) => {
+      const wadm = new KeyValueWadm();
+      for (const e of existing) if (!wadm.takenBy(e.lattice, e.name)) wadm.put(e.lattice, e.name, 'v1');
+      const stored = wadm.kv.get(modelKey(candidate));
+      // Our own model already there is ownership's question (ownership.test.ts), not a collision.
+      fc.pre(!(stored?.kind === 'model' && stored.lattice === candidate.lattice && stored.name === candidate.name));
+      const collides = wadm.takenBy(candidate.lattice, candidate.name);
+      const writesBefore = wadm.writes.length;
+      const run = await syncIn(wadm, candidate.lattice, candidate.name);
+      const facts: LatticeFacts = run.facts;
+      if (collides) {
+        assert.equal(reasonOf(run), 'NameCollision', JSON.stringify(run.response.status));
+        assert.equal(wadm.writes.length, writesBefore);
+        assert.deepEqual(facts.writes, []);
+      } else {
+        assert.deepEqual(facts.writes.map((w) => w.kind), ['put', 'deploy'], JSON.stringify(run.response.status));
+      }
+    });
+    await fc.assert(property, { seed: 1101, numRuns: 400 });
+  });
+
+  it('lists the pairs sharing a key: every split of the key at a `-` but ours', () => {
+    assert.deepEqual(keySharers({ lattice: 'kx', name: 'y-z' }), [{ lattice: 'kx-y', name: 'z' }]);
+    assert.deepEqual(keySharers({ lattice: 'a-b', name: 'c-d' }), [
+      { lattice: 'a', name: 'b-c-d' },
+      { lattice: 'a-b-c', name: 'd' },
+    ]);
+    assert.deepEqual(keySharers({ lattice: 'ab', name: 'cd' }), []);
+  });
+
+  it('refuses a name that would shadow a lattice the policy names literally, before asking anything else', async () => {
+    const policy = fromPolicy({ rules: [{ namespaces: ['*'], lattices: ['ks', 'ks-web'] }] }, 'default');
+    const call = callOf(hookRequest(wasmApp().inLattice('ks').named('web').inNamespace('tenant').unannotated().build()), policy, { now: NOW });
+    const wadm = new KeyValueWadm();
+    const run = await runSteps(decideSync, call, (action) => Promise.resolve(wadm.perform('ks', 'web', action)));
+    assert.equal(reasonOf(run), 'NameCollision');
+    assert.match(run.response.status.message!, /reserved by the lattice policy for the list of applications of lattice "ks-web"/);
+    assert.deepEqual(wadm.writes, []);
+  });
+});
+
+describe('finalize of a resource whose key holds another lattice\'s model', () => {
+  // Lattice kq holds y-z (made outside Kubernetes, no owner); resource z in lattice kq-y shares its
+  // key kq-y-z. Adopting would make any unowned model "ours": the stored name must be checked first.
+  const adopting = () => {
+    return wasmApp().inLattice('kq-y').named('z').inNamespace('tenant').unannotated().annotated({ 'core.wasmcloud.com/adopt': 'true' }).build();
+  };
+  const holdsYz = (): ActionResult => ({ kind: 'model', model: { versions: ['v1'], deployedVersion: 'v1', known: { v1: { version: 'v1', owner: null, contentHash: null } }, storedName: 'y-z' } });
+
+  it('is refused at sync, and its finalize deletes nothing and names nothing of the other lattice', async () => {
+    const sent: Action[] = [];
+    const perform = (action: Action) => (sent.push(action), Promise.resolve(action.kind === 'read-model' ? holdsYz() : ({ kind: 'done' } as ActionResult)));
+    const sync = await runSteps(decideSync, callOf(hookRequest(adopting()), ANY_LATTICE, { now: NOW }), perform);
+    assert.equal(reasonOf(sync), 'NameCollision');
+    const fin = await runSteps(decideFinalize, callOf(hookRequest(adopting(), { finalizing: true, status: sync.response.status }), ANY_LATTICE, { now: NOW }), perform);
+    assert.deepEqual(sent.map((a) => a.kind), ['read-model', 'read-model']);
+    assert.equal(fin.response.finalized, true);
+    assert.equal(reasonOf(fin), 'NotOwned');
+    assert.doesNotMatch(fin.response.status.message!, /"y-z"|lattice "kq"/);
+  });
+});
+
+describe('a storage error of one lattice', () => {
+  const storageError = (isolated: boolean): ActionResult => ({ kind: 'unavailable', reason: 'StorageError', message: 'Internal storage error', isolated });
+  const runWith = (results: Partial<Record<Action['kind'], ActionResult>>) => {
+    const call = callOf(hookRequest(wasmApp().inLattice('se').build()), ANY_LATTICE, { now: NOW });
+    const base = new KeyValueWadm();
+    return runSteps(decideSync, call, (action) => Promise.resolve(results[action.kind] ?? base.perform('se', 'hello-world', action)));
+  };
+
+  it('reading our key while the store answers: the key holds the index of the lattice named like it, NameCollision with no list read', async () => {
+    const run = await runWith({ 'read-model': storageError(true) });
+    assert.equal(reasonOf(run), 'NameCollision');
+    assert.match(run.response.status.message!, /list of applications of lattice "se-hello-world"/);
+    assert.equal(run.response.resyncAfterSeconds, undefined);
+    assert.deepEqual(run.actions.map((a) => a.kind), ['read-model']);
+  });
+
+  it('while no other lattice answers either: LatticeUnavailable', async () => {
+    assert.equal(reasonOf(await runWith({ 'read-model': storageError(false) })), 'LatticeUnavailable');
+  });
+
+  it('of a write (a compare-and-set race can be): LatticeUnavailable, retried soon', async () => {
+    assert.equal(reasonOf(await runWith({ deploy: storageError(true) })), 'LatticeUnavailable');
+  });
+});
+
+describe('which lattices answer (Knowledge)', () => {
+  it('counts a lattice healthy elsewhere only while it answered within the liveness window and after its last storage error', () => {
+    const clock = { now: 1000 };
+    const known = new Knowledge({ capacity: 4, modelTtlMs: 300_000, deployGraceMs: 10_000, livenessMs: 5_000, now: () => clock.now });
+    known.answered('broken');
+    known.storageFailed('broken');
+    assert.equal(known.healthyElsewhere('other'), false, 'a lattice whose last answer was a storage error proves nothing');
+    assert.equal(known.healthyElsewhere('broken'), false, 'not itself');
+    clock.now += 1;
+    known.answered('fine');
+    assert.equal(known.healthyElsewhere('broken'), true);
+    clock.now += 5_000;
+    assert.equal(known.healthyElsewhere('broken'), false, 'older than the liveness window');
+  });
+});

@@ -1,0 +1,99 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildStatus, fromWadm, resyncDelay } from '../../src/core/status.js';
+import type { WadmStatus } from '../../src/lattice/wire.js';
+
+const NOW = Date.parse('2026-11-30T12:00:00Z');
+const context = { generation: 3, lattice: 'default', previous: undefined, now: NOW };
+
+function statusFor(wadm: WadmStatus, predatesDeploy = false) {
+  return buildStatus(context, fromWadm('v1', 'default', { status: wadm, predatesDeploy }));
+}
+
+const conditions = (answer: ReturnType<typeof statusFor>) => answer.status.conditions!.map((c) => `${c.type}=${c.status}/${c.reason}`);
+
+describe('mapping wadm status to our status', () => {
+  const table: [string, string, string[], number | undefined][] = [
+    ['deployed', 'Deployed', ['Ready=True/Deployed'], undefined],
+    ['ready', 'Deployed', ['Ready=True/Deployed'], undefined],
+    ['reconciling', 'Reconciling', ['Ready=False/Reconciling', 'Reconciling=True/Reconciling'], 2],
+    ['compensating', 'Reconciling', ['Ready=False/Reconciling', 'Reconciling=True/Reconciling'], 2],
+    ['waiting', 'Waiting', ['Ready=False/WaitingForHosts', 'Reconciling=True/WaitingForHosts'], 2],
+    ['undeployed', 'Undeployed', ['Ready=False/Progressing', 'Reconciling=True/Progressing'], 2],
+    ['failed', 'Failed', ['Ready=False/ScalerFailed', 'Stalled=True/ScalerFailed'], 60],
+    ['unhealthy', 'Unhealthy', ['Ready=False/Unhealthy', 'Stalled=True/Unhealthy'], 60],
+  ];
+  for (const [type, phase, expected, resync] of table) {
+    it(`maps wadm "${type}" to phase ${phase}`, () => {
+      const answer = statusFor({ status: { type: type as never } });
+      assert.equal(answer.status.phase, phase);
+      assert.deepEqual(conditions(answer), expected);
+      assert.equal(answer.resyncAfterSeconds, resync);
+      assert.equal(answer.status.observedGeneration, 3);
+      assert.ok(answer.status.conditions!.every((c) => c.observedGeneration === 3));
+    });
+  }
+
+  it('never says Ready from a status that may predate our deploy', () => {
+    const answer = statusFor({ status: { type: 'deployed' } }, true);
+    assert.equal(answer.status.phase, 'Reconciling');
+    assert.deepEqual(conditions(answer), ['Ready=False/Progressing', 'Reconciling=True/Progressing']);
+    assert.equal(answer.status.scalers, undefined);
+  });
+
+  it('uses the message of the first failing scaler when wadm gives no top-level message', () => {
+    const answer = statusFor({
+      status: { type: 'failed' },
+      scalers: [
+        { id: '1', kind: 'SpreadScaler', name: 'b', status: { type: 'deployed' } },
+        { id: '2', kind: 'SpreadScaler', name: 'a', status: { type: 'failed', message: 'Could not satisfy spread default for img, 0/1 eligible hosts found.' } },
+      ],
+    });
+    assert.match(answer.status.message!, /0\/1 eligible hosts/);
+    assert.deepEqual(answer.status.scalers!.map((s) => s.name), ['a', 'b']);
+  });
+
+  it('sorts scalers so that wadm\'s order does not churn the status', () => {
+    const scalers = [
+      { id: '1', kind: 'SpreadScaler', name: 'z', status: { type: 'deployed' as const } },
+      { id: '2', kind: 'LinkScaler', name: 'y', status: { type: 'deployed' as const } },
+    ];
+    const a = statusFor({ status: { type: 'deployed' }, scalers });
+    const b = statusFor({ status: { type: 'deployed' }, scalers: [...scalers].reverse() });
+    assert.equal(JSON.stringify(a), JSON.stringify(b));
+  });
+
+  it('keeps messages to a bounded length', () => {
+    const answer = statusFor({ status: { type: 'failed', message: 'x'.repeat(10_000) } });
+    assert.ok(answer.status.message!.length <= 1024);
+  });
+
+  it('never cuts a message between the halves of a surrogate pair', () => {
+    for (const pad of [1021, 1022, 1023]) {
+      const message = statusFor({ status: { type: 'failed', message: 'x'.repeat(pad) + '🙂'.repeat(20) } }).status.message!;
+      assert.ok(message.length <= 1024);
+      assert.doesNotMatch(message, /[\uD800-\uDBFF](?![\uDC00-\uDFFF])/, `a lone high surrogate with pad ${pad}`);
+    }
+  });
+});
+
+describe('resync', () => {
+  it('starts short and grows while progressing, and stops once settled', () => {
+    assert.deepEqual([0, 20_000, 120_000, 3_600_000].map((age) => resyncDelay('progressing', age)), [2, 5, 15, 60]);
+    assert.deepEqual([0, 20_000, 120_000, 3_600_000].map((age) => resyncDelay('unavailable', age)), [5, 10, 30, 60]);
+    assert.equal(resyncDelay('settled', 0), undefined);
+  });
+
+  it('measures progress from the Ready condition\'s last transition', () => {
+    const previous = { conditions: [{ type: 'Ready', status: 'False', reason: 'Reconciling', message: '', lastTransitionTime: '2026-11-30T11:58:00Z', observedGeneration: 3 }] };
+    const answer = buildStatus({ ...context, previous }, fromWadm('v1', 'default', { status: { status: { type: 'reconciling' } }, predatesDeploy: false }));
+    assert.equal(answer.status.conditions![0]!.lastTransitionTime, '2026-11-30T11:58:00Z');
+    assert.equal(answer.resyncAfterSeconds, 15);
+  });
+
+  it('ignores a previous lastTransitionTime that is not a timestamp', () => {
+    const previous = { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: 'yesterday' }] };
+    const answer = buildStatus({ ...context, previous }, fromWadm('v1', 'default', { status: { status: { type: 'reconciling' } }, predatesDeploy: false }));
+    assert.equal(answer.status.conditions![0]!.lastTransitionTime, '2026-11-30T12:00:00Z');
+  });
+});
