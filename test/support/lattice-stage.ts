@@ -5,6 +5,7 @@ import { connect, type NatsConnection } from 'nats';
 import { startLattice, type SimulatedLattice } from './host-sim.js';
 import { metacontrollerFor, type FakeMetacontroller } from './metacontroller.js';
 import { startNatsServer, type NatsServer, type NatsServerOptions } from './nats-server.js';
+import { CleanupStack } from './service.js';
 import { startServiceProcess, type ServiceProcess, type ServiceProcessOptions } from './service-process.js';
 import { startWadm, type WadmProcess } from './wadm.js';
 
@@ -29,25 +30,23 @@ export interface LatticeStageOptions {
 }
 
 export async function startLatticeStage(options: LatticeStageOptions): Promise<LatticeStage> {
-  const nats = await startNatsServer(options.nats);
-  const wadm = await startWadm(nats.url);
-  const sims = await Promise.all(options.hosted.map((lattice) => startLattice({ servers: nats.url, lattice, hosts: [{}], heartbeatMs: 500, waitForWadm: true })));
-  const service = await startServiceProcess({ NATS_URL: nats.url, ...options.serviceEnv }, options.service);
-  const nc = await connect({ servers: nats.url });
-  const mc = metacontrollerFor(service.url);
-  return {
-    nats,
-    wadm,
-    sims,
-    service,
-    nc,
-    mc,
-    async stop() {
-      await service.stop();
-      await nc.close();
-      await Promise.all(sims.map((s) => s.stop()));
-      await wadm.stop();
-      await nats.dispose();
-    },
-  };
+  // What has started is stopped, last first, at stop() or as soon as a later start fails.
+  const cleanups = new CleanupStack();
+  try {
+    const nats = await startNatsServer(options.nats);
+    cleanups.after(() => nats.dispose());
+    const wadm = await startWadm(nats.url);
+    cleanups.after(() => wadm.stop());
+    const sims = await Promise.all(options.hosted.map((lattice) => startLattice({ servers: nats.url, lattice, hosts: [{}], heartbeatMs: 500, waitForWadm: true })));
+    cleanups.after(() => Promise.all(sims.map((s) => s.stop())));
+    const nc = await connect({ servers: nats.url });
+    cleanups.after(() => nc.close());
+    const service = await startServiceProcess({ NATS_URL: nats.url, ...options.serviceEnv }, options.service);
+    cleanups.after(() => service.stop());
+    const mc = metacontrollerFor(service.url);
+    return { nats, wadm, sims, service, nc, mc, stop: () => cleanups.run() };
+  } catch (err) {
+    await cleanups.run();
+    throw err;
+  }
 }
