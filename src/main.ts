@@ -68,7 +68,7 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', stopOn('SIGTERM'));
   process.on('SIGINT', stopOn('SIGINT'));
-  // The last resort: every promise in src/ is awaited or has a handler (test/promises.test.ts
+  // The last resort: every promise in src/ is awaited or has a handler (test/unit/promises.test.ts
   // checks it), so one that is not is a bug; logged and counted, it must not end the process and
   // every hook with it, as Node's default would.
   process.on('unhandledRejection', (reason) => {

@@ -2,7 +2,7 @@
 // observe() turns the bucket bound into a property name and hashes the labels on each call: ~3.5
 // µs, the largest cost of ours in a settled resync (docs/benchmarks-history.md, second round of
 // issue 15). This one keeps an array per label value and gives prom-client's registry the same
-// series to print (test/histogram.test.ts compares the two expositions).
+// series to print (test/unit/histogram.test.ts compares the two expositions).
 import type { Metric, Registry } from 'prom-client';
 
 interface Series {

@@ -46,5 +46,5 @@ export function buildCrd(): Node {
 }
 
 export function renderCrdYaml(): string {
-  return crdYaml(buildCrd(), '# Generated from src/schema/ by `npm run crd`; do not edit. test/crd.test.ts fails when it is stale.\n');
+  return crdYaml(buildCrd(), '# Generated from src/schema/ by `npm run crd`; do not edit. test/unit/crd.test.ts fails when it is stale.\n');
 }

@@ -1,6 +1,6 @@
 // CustomResourceDefinitions of the wasmCloud v2 kinds `convert --to v2` writes, generated from our
 // schemas in v2.ts, so that a real kube-apiserver can judge the converter's output
-// (test/kube-v2-crd.test.ts). Test artefacts, not shipped: these kinds belong to wasmCloud's
+// (test/kube/v2-crd.test.ts). Test artefacts, not shipped: these kinds belong to wasmCloud's
 // runtime-operator, whose Helm chart installs its own CRDs. The names, subresources and printer
 // columns follow the operator's (charts/runtime-operator/crds/, wasmCloud/wasmCloud at 7cd553c).
 import { crdYaml, customResourceDefinition } from './crd-kit.js';
