@@ -14,9 +14,20 @@ export function appRequest(index: number, namespace = 'bench', lattice?: string)
   metadata['finalizers'] = ['metacontroller.io/compositecontroller-wasmcloudapplication-controller'];
   metadata['annotations'] = {
     ...(metadata['annotations'] as object),
-    'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({ apiVersion: resource.apiVersion, kind: resource.kind, metadata: { name: resource.metadata.name, namespace }, spec: resource.spec }),
+    'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({
+      apiVersion: resource.apiVersion,
+      kind: resource.kind,
+      metadata: { name: resource.metadata.name, namespace },
+      spec: resource.spec,
+    }),
   };
-  metadata['managedFields'] = [managedField('kubectl-client-side-apply', 'Update', '{"f:metadata":{"f:annotations":{".":{},"f:description":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:spec":{".":{},"f:components":{}}}')];
+  metadata['managedFields'] = [
+    managedField(
+      'kubectl-client-side-apply',
+      'Update',
+      '{"f:metadata":{"f:annotations":{".":{},"f:description":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:spec":{".":{},"f:components":{}}}',
+    ),
+  ];
   return request;
 }
 
@@ -30,5 +41,12 @@ export function withLargeManagedFields(request: HookRequest): HookRequest {
 }
 
 function managedField(manager: string, operation: string, fieldsV1: string) {
-  return { manager, operation, apiVersion: 'core.wasmcloud.com/v1beta1', time: '2026-11-30T12:00:00Z', fieldsType: 'FieldsV1', fieldsV1: JSON.parse(fieldsV1) };
+  return {
+    manager,
+    operation,
+    apiVersion: 'core.wasmcloud.com/v1beta1',
+    time: '2026-11-30T12:00:00Z',
+    fieldsType: 'FieldsV1',
+    fieldsV1: JSON.parse(fieldsV1),
+  };
 }

@@ -28,7 +28,11 @@ if (pin.servers !== undefined) moveSelfTo(pin.servers);
 const policy = join(mkdtempSync(join(tmpdir(), 'cold-cpu-')), 'policy.yaml');
 writeFileSync(policy, 'rules:\n  - namespaces: ["*"]\n    lattices: ["*"]\n');
 const extra = (process.env['BENCH_COLD_CPU_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
-const service = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: nats.url, LATTICE_POLICY_FILE: policy }, nodeArgs: [...OURS_NODE_ARGS, ...extra], pin });
+const service = await serve('dist/main.js', {
+  env: { ...OURS_ENV, NATS_URL: nats.url, LATTICE_POLICY_FILE: policy },
+  nodeArgs: [...OURS_NODE_ARGS, ...extra],
+  pin,
+});
 try {
   // The server may run under taskset or a memory cgroup's wrapper: node is its first child then.
   const children = readFileSync(`/proc/${service.pid}/task/${service.pid}/children`, 'utf8').trim().split(' ').filter(Boolean);
@@ -38,7 +42,11 @@ try {
   const before = cpuSeconds(pid);
   const bench = process.cpuUsage();
   const started = performance.now();
-  await pool(bodies.map((_, i) => i), 5, (i) => sync(bodies[i]!));
+  await pool(
+    bodies.map((_, i) => i),
+    5,
+    (i) => sync(bodies[i]!),
+  );
   const seconds = (performance.now() - started) / 1000;
   const used = cpuSeconds(pid) - before;
   const generator = process.cpuUsage(bench);

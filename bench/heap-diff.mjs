@@ -10,7 +10,12 @@ const units = Number(unitsText);
 
 function groups(file) {
   const snapshot = JSON.parse(readFileSync(file, 'utf8'));
-  const { node_fields: nodeFields, edge_fields: edgeFields, node_types: [nodeTypes], edge_types: [edgeTypes] } = snapshot.snapshot.meta;
+  const {
+    node_fields: nodeFields,
+    edge_fields: edgeFields,
+    node_types: [nodeTypes],
+    edge_types: [edgeTypes],
+  } = snapshot.snapshot.meta;
   const { nodes, edges, strings } = snapshot;
   const [typeAt, nameAt, sizeAt, edgeCountAt] = ['type', 'name', 'self_size', 'edge_count'].map((f) => nodeFields.indexOf(f));
   const [edgeTypeAt, edgeNameAt] = ['type', 'name_or_index'].map((f) => edgeFields.indexOf(f));
@@ -28,7 +33,10 @@ function groups(file) {
       }
       key = `${name} {${props.join(',')}}`;
     } else if (type === 'string' || type === 'concatenated string' || type === 'sliced string') {
-      key = `${type} "${name.slice(0, 28).replace(/[0-9a-f]{6,}/gi, '#').replace(/\d+/g, 'N')}"`;
+      key = `${type} "${name
+        .slice(0, 28)
+        .replace(/[0-9a-f]{6,}/gi, '#')
+        .replace(/\d+/g, 'N')}"`;
     } else {
       key = `(${type}) ${name.slice(0, 40)}`;
     }
@@ -43,9 +51,14 @@ function groups(file) {
 
 const idle = groups(idleFile);
 const loaded = groups(loadedFile);
-const rows = [...loaded].map(([key, g]) => ({ key, count: (g.count - (idle.get(key)?.count ?? 0)) / units, bytes: (g.bytes - (idle.get(key)?.bytes ?? 0)) / units }));
+const rows = [...loaded].map(([key, g]) => ({
+  key,
+  count: (g.count - (idle.get(key)?.count ?? 0)) / units,
+  bytes: (g.bytes - (idle.get(key)?.bytes ?? 0)) / units,
+}));
 rows.sort((a, b) => b.bytes - a.bytes);
 const total = rows.reduce((sum, r) => sum + r.bytes, 0);
 console.log(`per unit (${units}): ${total.toFixed(0)} bytes more in ${loadedFile} than in ${idleFile}`);
 console.log('| bytes | objects | what |\n|---:|---:|---|');
-for (const r of rows.slice(0, Number(topText))) console.log(`| ${r.bytes.toFixed(0)} | ${r.count.toFixed(2)} | ${r.key.replace(/\|/g, '\\|')} |`);
+for (const r of rows.slice(0, Number(topText)))
+  console.log(`| ${r.bytes.toFixed(0)} | ${r.count.toFixed(2)} | ${r.key.replace(/\|/g, '\\|')} |`);

@@ -6,7 +6,10 @@
 // use the real wadm.
 import { connect, type Msg, type NatsConnection } from 'nats';
 
-interface App { manifests: Map<string, unknown>; deployed: string | null }
+interface App {
+  manifests: Map<string, unknown>;
+  deployed: string | null;
+}
 
 /** Long enough for the caller to record its deploy before the status arrives. */
 const SETTLE_MS = 5;
@@ -17,7 +20,10 @@ export class LoadWadm {
   private readonly apps = new Map<string, App>();
   private requests = 0;
 
-  constructor(private readonly nc: NatsConnection, private readonly hosts: boolean) {}
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly hosts: boolean,
+  ) {}
 
   /** Requests answered so far. */
   count(): number {
@@ -39,24 +45,44 @@ export class LoadWadm {
     if (msg.reply) msg.respond(JSON.stringify(reply));
     // Shortly after the reply, as wadm's scalers report after its deploy answer: a status that arrived
     // before the caller took in the reply would count as one about the previous version.
-    if (this.hosts && op === 'deploy' && name !== undefined && 'version' in reply) setTimeout(() => this.nc.publish(`wadm.status.${lattice}.${name}`, JSON.stringify(DEPLOYED)), SETTLE_MS);
+    if (this.hosts && op === 'deploy' && name !== undefined && 'version' in reply)
+      setTimeout(() => this.nc.publish(`wadm.status.${lattice}.${name}`, JSON.stringify(DEPLOYED)), SETTLE_MS);
   }
 
   private unnamed(lattice: string, op: string, msg: Msg): object {
     if (op === 'put') return this.put(lattice, msg.json());
-    const models = [...this.apps].filter(([key]) => key.startsWith(`${lattice}\u0000`)).map(([key, app]) => summary(key.split('\u0000')[1]!, app));
+    const models = [...this.apps]
+      .filter(([key]) => key.startsWith(`${lattice}\u0000`))
+      .map(([key, app]) => summary(key.split('\u0000')[1]!, app));
     return { result: 'success', message: 'Successfully fetched list of applications', models };
   }
 
   private named(lattice: string, name: string, op: string, msg: Msg): object {
     const app = this.apps.get(`${lattice}\u0000${name}`);
     if (op === 'history') return { result: 'error', message: 'Model deployment history is not currently supported' };
-    if (op === 'status') return { result: 'ok', message: `Successfully fetched status for application ${name}`, status: this.hosts && app?.deployed ? DEPLOYED : UNDEPLOYED };
-    if (app === undefined) return { result: 'notfound', message: `Application with the name ${name} not found`, ...(op === 'versions' ? { versions: [] } : {}) };
+    if (op === 'status')
+      return {
+        result: 'ok',
+        message: `Successfully fetched status for application ${name}`,
+        status: this.hosts && app?.deployed ? DEPLOYED : UNDEPLOYED,
+      };
+    if (app === undefined)
+      return { result: 'notfound', message: `Application with the name ${name} not found`, ...(op === 'versions' ? { versions: [] } : {}) };
     const versions = [...app.manifests.keys()];
-    if (op === 'versions') return { result: 'success', message: `Successfully fetched versions for application ${name}`, versions: versions.map((version) => ({ version, deployed: version === app.deployed })) };
-    if (op === 'get') return { result: 'success', message: `Successfully fetched application ${name}`, manifest: app.manifests.get(versions.at(-1)!) };
-    if (op === 'deploy') return this.deploy(name, app, (msg.data.length > 0 ? msg.json<{ version?: string | null }>().version : undefined) ?? versions.at(-1)!);
+    if (op === 'versions')
+      return {
+        result: 'success',
+        message: `Successfully fetched versions for application ${name}`,
+        versions: versions.map((version) => ({ version, deployed: version === app.deployed })),
+      };
+    if (op === 'get')
+      return { result: 'success', message: `Successfully fetched application ${name}`, manifest: app.manifests.get(versions.at(-1)!) };
+    if (op === 'deploy')
+      return this.deploy(
+        name,
+        app,
+        (msg.data.length > 0 ? msg.json<{ version?: string | null }>().version : undefined) ?? versions.at(-1)!,
+      );
     if (op === 'undeploy') {
       app.deployed = null;
       return { result: 'acknowledged', message: `Successfully undeployed application ${name}`, name, version: null };

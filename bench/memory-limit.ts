@@ -31,7 +31,7 @@ let serial = 0;
  */
 export function memoryLimit(setting = process.env['BENCH_MEMORY_LIMIT']): MemoryLimit {
   if (setting === 'none') return { note: 'none (BENCH_MEMORY_LIMIT=none)' };
-  const [quantity, source] = setting ? [setting, 'BENCH_MEMORY_LIMIT'] : [deploymentMemoryLimit(), 'the Deployment\'s limits.memory'];
+  const [quantity, source] = setting ? [setting, 'BENCH_MEMORY_LIMIT'] : [deploymentMemoryLimit(), "the Deployment's limits.memory"];
   const bytes = bytesOf(quantity);
   try {
     const placement = findPlacement();
@@ -91,7 +91,8 @@ function findPlacement(): Placement {
 export function placementFrom(procSelfCgroup: string): Placement {
   const lines = procSelfCgroup.split('\n');
   const v1 = lines.find((line) => line.split(':')[1]?.split(',').includes('memory'));
-  if (v1) return { parent: `/sys/fs/cgroup/memory${v1.slice(v1.indexOf(':/') + 1)}`.replace(/\/$/, ''), limitFile: 'memory.limit_in_bytes' };
+  if (v1)
+    return { parent: `/sys/fs/cgroup/memory${v1.slice(v1.indexOf(':/') + 1)}`.replace(/\/$/, ''), limitFile: 'memory.limit_in_bytes' };
   const v2 = lines.find((line) => line.startsWith('0::'));
   if (v2) return { parent: `/sys/fs/cgroup${v2.slice(3)}`.replace(/\/$/, ''), limitFile: 'memory.max' };
   throw new Error('no memory cgroup in /proc/self/cgroup');

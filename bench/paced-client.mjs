@@ -48,4 +48,14 @@ const at = (values, q) => {
   const sorted = [...values].sort((a, b) => a - b);
   return Math.round((sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN) * 100) / 100;
 };
-process.stdout.write(JSON.stringify({ rate, sent: total, p50: at(latencies, 0.5), p99: at(latencies, 0.99), max: at(latencies, 1), p99FromDue: at(fromDue, 0.99), non2xx }));
+process.stdout.write(
+  JSON.stringify({
+    rate,
+    sent: total,
+    p50: at(latencies, 0.5),
+    p99: at(latencies, 0.99),
+    max: at(latencies, 1),
+    p99FromDue: at(fromDue, 0.99),
+    non2xx,
+  }),
+);

@@ -21,6 +21,13 @@ export async function paced(url: string, body: string, rate: number, seconds: nu
   const file = join(mkdtempSync(join(tmpdir(), 'paced-')), 'body.json');
   writeFileSync(file, body);
   const client = resolve(import.meta.dirname, 'paced-client.mjs');
-  const { stdout } = await promisify(execFile)(process.execPath, [client, url, String(rate), String(seconds), file, ...(etag ? [etag] : [])]);
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    client,
+    url,
+    String(rate),
+    String(seconds),
+    file,
+    ...(etag ? [etag] : []),
+  ]);
   return JSON.parse(stdout) as Paced;
 }

@@ -15,7 +15,11 @@ export interface ProbeReading {
   /** As found when read, before the probe's own GC. */
   found: MemoryUsage;
   /** After a forced full GC. */
-  afterGc: MemoryUsage & { v8Malloced: number; resident?: { mallocBrk: number; anonymous: number; files: number }; spaces?: Record<string, { committed: number; used: number }> };
+  afterGc: MemoryUsage & {
+    v8Malloced: number;
+    resident?: { mallocBrk: number; anonymous: number; files: number };
+    spaces?: Record<string, { committed: number; used: number }>;
+  };
   snapshot?: string;
 }
 
@@ -67,17 +71,27 @@ export function cpuMicros(pid: number): number | undefined {
 }
 
 /** Shares of one CPU's time over a measurement, in percent: running anything, idle, and taken by the hypervisor for other guests. */
-export interface CpuShares { busy: number; idle: number; stolen: number }
+export interface CpuShares {
+  busy: number;
+  idle: number;
+  stolen: number;
+}
 
 /** What the pinned CPUs did while a measurement ran; absent where nothing is pinned or off Linux. */
-export interface CpusDuring { server: CpuShares; loadGenerator: CpuShares }
+export interface CpusDuring {
+  server: CpuShares;
+  loadGenerator: CpuShares;
+}
 
 /**
  * Runs a measurement and says what the server's and the load generator's CPUs did meanwhile.
  * Neither the load average nor a process's CPU time shows the hypervisor taking a CPU away (steal
  * time) or a server's CPU waiting for its load: a round measured under either is told apart here.
  */
-export async function watchCpus<T extends object>(pin: { servers?: number; loadGenerator?: number }, measure: () => Promise<T>): Promise<T & { cpus?: CpusDuring }> {
+export async function watchCpus<T extends object>(
+  pin: { servers?: number; loadGenerator?: number },
+  measure: () => Promise<T>,
+): Promise<T & { cpus?: CpusDuring }> {
   const before = procStat();
   const result = await measure();
   const after = procStat();
@@ -110,6 +124,10 @@ function ticksOf(stat: string, cpu: number): { busy: number; idle: number; stole
   const line = stat.split('\n').find((l) => l.startsWith(`cpu${cpu} `));
   if (!line) return undefined;
   // Kernels before 2.6.11 have no steal column: a column the line lacks counts as 0.
-  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = line.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
   return { busy: user + nice + system + irq + softirq, idle: idle + iowait, stolen: steal };
 }

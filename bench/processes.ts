@@ -27,7 +27,11 @@ export function pinLoadGenerator(): Pinning {
   if (cpus().length < 2) return { note: 'not pinned: one CPU' };
   try {
     execFileSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
-    return { loadGenerator: 0, servers: 1, note: 'load generator (bench process, paced client, nats-server, load responder) on CPU 0; each measured server on CPU 1, one at a time' };
+    return {
+      loadGenerator: 0,
+      servers: 1,
+      note: 'load generator (bench process, paced client, nats-server, load responder) on CPU 0; each measured server on CPU 1, one at a time',
+    };
   } catch {
     return { note: 'not pinned: taskset unavailable' };
   }
@@ -83,7 +87,8 @@ export const CEILING_NODE_ARGS = OURS_NODE_ARGS.filter((flag) => /^--(max|min)-(
  * Ours' environment in every part: BENCH_OURS_ENV="KEY=value …" (empty: none), else the image's
  * `ENV` (jemalloc preloaded) as this machine can honour it.
  */
-export const OURS_ENV = process.env['BENCH_OURS_ENV'] === undefined ? onThisMachine(imageEnvironment()) : environmentOf(process.env['BENCH_OURS_ENV']);
+export const OURS_ENV =
+  process.env['BENCH_OURS_ENV'] === undefined ? onThisMachine(imageEnvironment()) : environmentOf(process.env['BENCH_OURS_ENV']);
 
 function serverNode(setting: string | undefined): string {
   if (!setting) return process.execPath;
@@ -103,7 +108,12 @@ function imageEntrypointFlags(): string[] {
 /** The `ENV KEY=value …` pairs of the Dockerfile's final stage (no quoting: ours has none). */
 function imageEnvironment(): Record<string, string> {
   const final = DOCKERFILE_LINES.slice(DOCKERFILE_LINES.findLastIndex((l) => l.startsWith('FROM ')));
-  return environmentOf(final.filter((l) => l.startsWith('ENV ')).map((l) => l.slice('ENV '.length)).join(' '));
+  return environmentOf(
+    final
+      .filter((l) => l.startsWith('ENV '))
+      .map((l) => l.slice('ENV '.length))
+      .join(' '),
+  );
 }
 
 /**
@@ -114,18 +124,28 @@ function onThisMachine(env: Record<string, string>): Record<string, string> {
   const preload = env['LD_PRELOAD'];
   if (preload === undefined) return env;
   const { LD_PRELOAD: _, ...rest } = env;
-  const found = preload.split(/[:\s]+/).filter(Boolean).flatMap((path) => {
-    const here = existsSync(path) ? path : installedLibrary(basename(path));
-    if (!here) console.warn(`bench: the image preloads ${basename(path)}, which this machine lacks (Debian: apt-get install libjemalloc2); ours runs without it`);
-    return here ? [here] : [];
-  });
+  const found = preload
+    .split(/[:\s]+/)
+    .filter(Boolean)
+    .flatMap((path) => {
+      const here = existsSync(path) ? path : installedLibrary(basename(path));
+      if (!here)
+        console.warn(
+          `bench: the image preloads ${basename(path)}, which this machine lacks (Debian: apt-get install libjemalloc2); ours runs without it`,
+        );
+      return here ? [here] : [];
+    });
   return found.length > 0 ? { ...rest, LD_PRELOAD: found.join(':') } : rest;
 }
 
 function installedLibrary(name: string): string | undefined {
   try {
     const listing = execFileSync('/sbin/ldconfig', ['-p'], { encoding: 'utf8' });
-    return listing.split('\n').find((line) => line.trim().startsWith(`${name} `))?.split(' => ')[1]?.trim();
+    return listing
+      .split('\n')
+      .find((line) => line.trim().startsWith(`${name} `))
+      ?.split(' => ')[1]
+      ?.trim();
   } catch {
     return undefined;
   }
@@ -133,7 +153,10 @@ function installedLibrary(name: string): string | undefined {
 
 /** "A=1 B=2" as { A: '1', B: '2' }. */
 function environmentOf(pairs: string): Record<string, string> {
-  const split = pairs.split(/\s+/).filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]);
+  const split = pairs
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]);
   return Object.fromEntries(split);
 }
 
@@ -141,7 +164,8 @@ function environmentOf(pairs: string): Record<string, string> {
 export async function serve(script: string, options: ServeOptions = {}): Promise<Server> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const node = [...(options.nodeArgs ?? []), script];
-  const [pinned, pinnedArgs] = options.pin?.servers === undefined ? [SERVER_NODE, node] : ['taskset', ['-c', String(options.pin.servers), SERVER_NODE, ...node]];
+  const [pinned, pinnedArgs] =
+    options.pin?.servers === undefined ? [SERVER_NODE, node] : ['taskset', ['-c', String(options.pin.servers), SERVER_NODE, ...node]];
   const { command, args, release } = underLimit(SERVER_MEMORY_LIMIT, pinned, pinnedArgs);
   const child: ChildProcess = spawn(command, args, {
     cwd: ROOT,
@@ -152,7 +176,10 @@ export async function serve(script: string, options: ServeOptions = {}): Promise
   const url = `http://127.0.0.1:${port}`;
   const probe = script === 'dist/main.js' ? '/readyz' : '/';
   for (let i = 0; ; i++) {
-    const status = await fetch(`${url}${probe}`).then((r) => r.status, () => 0);
+    const status = await fetch(`${url}${probe}`).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (status === 200 || (probe === '/' && status > 0)) break;
     if (i > 300 || child.exitCode !== null) throw new Error(`${script} did not start`);
     await new Promise((r) => setTimeout(r, 50));
@@ -162,7 +189,12 @@ export async function serve(script: string, options: ServeOptions = {}): Promise
 
 export async function post(url: string, body: string): Promise<unknown> {
   // A call never takes longer than Metacontroller's 10 s timeout; past 30 s something is stuck.
-  const res = await fetch(`${url}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(30_000) });
+  const res = await fetch(`${url}/sync`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    signal: AbortSignal.timeout(30_000),
+  });
   if (res.status !== 200) throw new Error(`/sync answered ${res.status}: ${await res.text()}`);
   return res.json();
 }
@@ -177,12 +209,27 @@ export function lightPoster(url: string, connections: number): (body: string) =>
   const { hostname, port } = new URL(url);
   return (body) =>
     new Promise((resolve, reject) => {
-      const req = request({ host: hostname, port, path: '/sync', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, timeout: 30_000 }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))) : reject(new Error(`/sync answered ${res.statusCode}`))));
-        res.on('error', reject);
-      });
+      const req = request(
+        {
+          host: hostname,
+          port,
+          path: '/sync',
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          timeout: 30_000,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () =>
+            res.statusCode === 200
+              ? resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')))
+              : reject(new Error(`/sync answered ${res.statusCode}`)),
+          );
+          res.on('error', reject);
+        },
+      );
       req.on('timeout', () => req.destroy(new Error('/sync took over 30 s')));
       req.on('error', reject);
       req.end(body);
@@ -192,14 +239,19 @@ export function lightPoster(url: string, connections: number): (body: string) =>
 /** The sum of a metric's samples whose line starts with `name` (labels included in the prefix). */
 export async function metric(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  return text.split('\n').filter((l) => l.startsWith(name)).reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(name))
+    .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
 }
 
 export async function pool<T>(items: T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await work(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
 }
 
 /** Feeds the returned status back, as Metacontroller does, until the answer stops changing. */

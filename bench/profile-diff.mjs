@@ -28,8 +28,11 @@ function selfTimes(file) {
 
 const [ceiling, ours] = [selfTimes(ceilingFile), selfTimes(oursFile)];
 const busy = (times) => [...times].reduce((sum, [name, t]) => (name === '(idle)' ? sum : sum + t), 0);
-console.log(`busy µs per request: ceiling ${busy(ceiling).toFixed(1)}, ours ${busy(ours).toFixed(1)} (${((busy(ceiling) / busy(ours)) * 100).toFixed(0)} %)`);
+console.log(
+  `busy µs per request: ceiling ${busy(ceiling).toFixed(1)}, ours ${busy(ours).toFixed(1)} (${((busy(ceiling) / busy(ours)) * 100).toFixed(0)} %)`,
+);
 console.log('  more   ceiling    ours  function');
 const names = [...new Set([...ceiling.keys(), ...ours.keys()])].filter((name) => name !== '(idle)');
 const diffs = names.map((name) => [name, ceiling.get(name) ?? 0, ours.get(name) ?? 0]).sort((a, b) => b[2] - b[1] - (a[2] - a[1]));
-for (const [name, c, o] of diffs.slice(0, Number(rows))) console.log(`${(o - c).toFixed(2).padStart(6)} ${c.toFixed(2).padStart(9)} ${o.toFixed(2).padStart(7)}  ${name}`);
+for (const [name, c, o] of diffs.slice(0, Number(rows)))
+  console.log(`${(o - c).toFixed(2).padStart(6)} ${c.toFixed(2).padStart(9)} ${o.toFixed(2).padStart(7)}  ${name}`);

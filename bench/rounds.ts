@@ -11,12 +11,26 @@ import { cpuMicros } from './probe.js';
  * held the CPU; it still rises with the hypervisor's steal (cold caches after each), which
  * `cpus` (bench/probe.ts: watchCpus) reports beside it.
  */
-export interface Load { rps: number; p50: number; p99: number; errors: number; non2xx: number; cpuMicrosPerRequest?: number }
+export interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  cpuMicrosPerRequest?: number;
+}
 
-export interface Spread { median: number; min: number; max: number }
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
 
 /** One round: each contender's result by name, and the machine's 1-minute load average after it. */
-export interface Round<T> { results: Record<string, T>; loadAverage: number }
+export interface Round<T> {
+  results: Record<string, T>;
+  loadAverage: number;
+}
 
 /** Runs every contender once per round, rotating who goes first. */
 export async function interleave<T>(rounds: number, contenders: Record<string, () => Promise<T>>): Promise<Round<T>[]> {
@@ -46,7 +60,11 @@ export function ratios<T>(rounds: Round<T>[], ours: string, base: string, measur
 
 export const formatSpread = (s: Spread, unit = ''): string => `${s.median}${unit} (${s.min}-${s.max}${unit})`;
 
-export async function load(url: string, body: string, options: { connections: number; seconds: number; headers?: Record<string, string>; pid?: number }): Promise<Load> {
+export async function load(
+  url: string,
+  body: string,
+  options: { connections: number; seconds: number; headers?: Record<string, string>; pid?: number },
+): Promise<Load> {
   const cpuBefore = options.pid === undefined ? undefined : cpuMicros(options.pid);
   const result = await autocannon({
     url: `${url}/sync`,
@@ -57,9 +75,19 @@ export async function load(url: string, body: string, options: { connections: nu
     duration: options.seconds,
   });
   const cpuAfter = options.pid === undefined ? undefined : cpuMicros(options.pid);
-  const cpu = cpuBefore === undefined || cpuAfter === undefined || result.requests.total === 0 ? {} : { cpuMicrosPerRequest: round2((cpuAfter - cpuBefore) / result.requests.total) };
+  const cpu =
+    cpuBefore === undefined || cpuAfter === undefined || result.requests.total === 0
+      ? {}
+      : { cpuMicrosPerRequest: round2((cpuAfter - cpuBefore) / result.requests.total) };
   // autocannon counts a 304 as non-2xx: only 5xx and transport errors are failures here.
-  return { rps: round2(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result['5xx'], ...cpu };
+  return {
+    rps: round2(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors,
+    non2xx: result['5xx'],
+    ...cpu,
+  };
 }
 
 export function round2(n: number): number {

@@ -14,7 +14,24 @@ import { startWadm, wadmBinary } from '../test/support/wadm.js';
 import { appRequest, withLargeManagedFields } from './bodies.js';
 import { startLoadWadm } from './load-wadm.js';
 import { paced, type Paced } from './paced.js';
-import { CEILING_NODE_ARGS, OURS_ENV, OURS_NODE_ARGS, SERVER_MEMORY_LIMIT, SERVER_NODE, etagOf, lightPoster, metric, moveSelfTo, pinLoadGenerator, pool, post, serve, settle, type Pinning, type Server } from './processes.js';
+import {
+  CEILING_NODE_ARGS,
+  OURS_ENV,
+  OURS_NODE_ARGS,
+  SERVER_MEMORY_LIMIT,
+  SERVER_NODE,
+  etagOf,
+  lightPoster,
+  metric,
+  moveSelfTo,
+  pinLoadGenerator,
+  pool,
+  post,
+  serve,
+  settle,
+  type Pinning,
+  type Server,
+} from './processes.js';
 import { profileSettled } from './profile.js';
 import { memoryProbe, mib, residentBytes, watchCpus, type CpusDuring, type ProbeReading } from './probe.js';
 import { formatSpread, interleave, load, ratios, round2, spread, type Load, type Round } from './rounds.js';
@@ -40,7 +57,15 @@ async function main() {
   const pin = pinLoadGenerator();
   const results: Record<string, unknown> = {
     machine: machine(pin),
-    settings: { quick: QUICK, rounds: ROUNDS, loadSeconds: DURATION, steadySeconds: STEADY_SECONDS, coldApps: COLD_APPS, coldRounds: COLD_ROUNDS, cachedApps: CACHED_APPS },
+    settings: {
+      quick: QUICK,
+      rounds: ROUNDS,
+      loadSeconds: DURATION,
+      steadySeconds: STEADY_SECONDS,
+      coldApps: COLD_APPS,
+      coldRounds: COLD_ROUNDS,
+      cachedApps: CACHED_APPS,
+    },
   };
   console.log(`pinning: ${pin.note}\nmemory limit of the measured servers: ${SERVER_MEMORY_LIMIT.note}`);
   if (runs('settled')) results['settled'] = await settled(pin);
@@ -76,11 +101,17 @@ async function settled(pin: Pinning) {
     const [smallEtag, largeEtag] = [await etagOf(ours.url, small), await etagOf(ours.url, large)];
     // The same bare Fastify answering ours' own 1.3 KiB answer instead of 29 bytes: the share of
     // the gap that is the answer's size (written by the server, read by the load generator).
-    ceilingSameAnswer = await serve('bench/ceiling-server.mjs', { pin, nodeArgs: CEILING_NODE_ARGS, env: { CEILING_ANSWER: JSON.stringify(await post(ours.url, small)) } });
+    ceilingSameAnswer = await serve('bench/ceiling-server.mjs', {
+      pin,
+      nodeArgs: CEILING_NODE_ARGS,
+      env: { CEILING_ANSWER: JSON.stringify(await post(ours.url, small)) },
+    });
     const requestsBefore = wadm.count();
     const sameAnswer = ceilingSameAnswer;
     const run = (server: Server, body: string, headers?: Record<string, string>) => () =>
-      watchCpus(pin, () => load(server.url, body, { connections: 10, seconds: DURATION, pid: server.pid, ...(headers ? { headers } : {}) }));
+      watchCpus(pin, () =>
+        load(server.url, body, { connections: 10, seconds: DURATION, pid: server.pid, ...(headers ? { headers } : {}) }),
+      );
     const loads = (body: string, etag: string) => ({
       ceiling: run(ceiling, body),
       ...(body === small ? { ceilingSameAnswer: run(sameAnswer, body), floor: run(floor, body) } : {}),
@@ -97,7 +128,10 @@ async function settled(pin: Pinning) {
       oursWithEtag: () => watchCpus(pin, () => paced(ours.url, small, 1000, STEADY_SECONDS, smallEtag)),
     });
     const rows = { steadyAt1000: reportSteady(steady) } as Record<string, unknown>;
-    for (const [name, body, etag] of [['small', small, smallEtag], ['large', large, largeEtag]] as const) {
+    for (const [name, body, etag] of [
+      ['small', small, smallEtag],
+      ['large', large, largeEtag],
+    ] as const) {
       rows[name] = reportThroughput(name, Buffer.byteLength(body), await interleave(ROUNDS, loads(body, etag)));
     }
     const natsRequests = wadm.count() - requestsBefore;
@@ -114,11 +148,20 @@ type Watched<T> = T & { cpus?: CpusDuring };
 
 /** What the pinned CPUs did over every run of these rounds: a spread of ratios is read beside it. */
 function reportCpus(rounds: Round<Watched<object>>[]) {
-  const runs = rounds.flatMap((r) => Object.values(r.results)).filter((l) => l.cpus !== undefined).map((l) => l.cpus!);
+  const runs = rounds
+    .flatMap((r) => Object.values(r.results))
+    .filter((l) => l.cpus !== undefined)
+    .map((l) => l.cpus!);
   if (runs.length === 0) return undefined;
   const share = (measure: (c: CpusDuring) => number) => spread(runs.map(measure));
-  const cpus = { serverStolen: share((c) => c.server.stolen), serverIdle: share((c) => c.server.idle), loadGeneratorStolen: share((c) => c.loadGenerator.stolen) };
-  console.log(`  the CPUs over the ${runs.length} runs, % of their time: the server's stolen by the hypervisor ${formatSpread(cpus.serverStolen)}, idle ${formatSpread(cpus.serverIdle)}; the load generator's stolen ${formatSpread(cpus.loadGeneratorStolen)}`);
+  const cpus = {
+    serverStolen: share((c) => c.server.stolen),
+    serverIdle: share((c) => c.server.idle),
+    loadGeneratorStolen: share((c) => c.loadGenerator.stolen),
+  };
+  console.log(
+    `  the CPUs over the ${runs.length} runs, % of their time: the server's stolen by the hypervisor ${formatSpread(cpus.serverStolen)}, idle ${formatSpread(cpus.serverIdle)}; the load generator's stolen ${formatSpread(cpus.loadGeneratorStolen)}`,
+  );
   return cpus;
 }
 
@@ -133,7 +176,9 @@ function reportSteady(rounds: Round<Watched<Paced>>[]) {
   console.log(`  ceiling (bare Fastify): ${line('ceiling')}`);
   console.log(`  ours:                   ${line('ours')}`);
   console.log(`  ours, If-None-Match:    ${line('oursWithEtag')}`);
-  console.log(`  p99 ratio to the ceiling's in the same round: ${formatSpread(p99Ratio, 'x')} plain, ${formatSpread(p99RatioWithEtag, 'x')} with ETag`);
+  console.log(
+    `  p99 ratio to the ceiling's in the same round: ${formatSpread(p99Ratio, 'x')} plain, ${formatSpread(p99RatioWithEtag, 'x')} with ETag`,
+  );
   return { p99Ratio, p99RatioWithEtag, cpus: reportCpus(rounds), rounds };
 }
 
@@ -145,7 +190,8 @@ function reportThroughput(name: string, bytes: number, rounds: Round<Watched<Loa
     const failed = rounds.reduce((n, r) => n + r.results[key]!.non2xx + r.results[key]!.errors, 0);
     return `  ${label.padEnd(24)}${formatSpread(rps, ' req/s')}  (5xx and errors ${failed})`;
   };
-  const percent = (s: typeof throughputRatio) => `${(s.median * 100).toFixed(1)} % (${(s.min * 100).toFixed(1)}-${(s.max * 100).toFixed(1)} %)`;
+  const percent = (s: typeof throughputRatio) =>
+    `${(s.median * 100).toFixed(1)} % (${(s.min * 100).toFixed(1)}-${(s.max * 100).toFixed(1)} %)`;
   console.log(`\nsettled /sync, ${name} body (${(bytes / 1024).toFixed(1)} KiB): median (min-max) of ${rounds.length} interleaved rounds`);
   console.log(line('ceiling (bare Fastify)', 'ceiling'));
   console.log(line('ours', 'ours'));
@@ -153,24 +199,35 @@ function reportThroughput(name: string, bytes: number, rounds: Round<Watched<Loa
   console.log(`  ratio to the ceiling in the same round: ${percent(throughputRatio)} plain, ${percent(throughputRatioWithEtag)} with ETag`);
   const cpu = cpuPerRequest(rounds);
   if (cpu) {
-    console.log(`  CPU per request, µs: ceiling ${formatSpread(cpu.ceiling)}, ours ${formatSpread(cpu.ours)}, ours with ETag ${formatSpread(cpu.oursWithEtag)}`);
-    console.log(`  CPU ratio (the ceiling's CPU per request to ours', same round): ${percent(cpu.ratio)} plain, ${percent(cpu.ratioWithEtag)} with ETag`);
+    console.log(
+      `  CPU per request, µs: ceiling ${formatSpread(cpu.ceiling)}, ours ${formatSpread(cpu.ours)}, ours with ETag ${formatSpread(cpu.oursWithEtag)}`,
+    );
+    console.log(
+      `  CPU ratio (the ceiling's CPU per request to ours', same round): ${percent(cpu.ratio)} plain, ${percent(cpu.ratioWithEtag)} with ETag`,
+    );
     const least = (name: string) => {
       const { micros, cpus } = cpu.least[name]!;
       const share = name === 'ceiling' ? '' : `, the ceiling's ${Math.round((cpu.least['ceiling']!.micros / micros) * 100)} % of it`;
       return `${name} ${micros} µs (${cpus ? `stolen ${cpus.server.stolen} / ${cpus.loadGenerator.stolen} %` : 'steal unknown'}${share})`;
     };
-    console.log(`  least CPU per request of any round, with the server's / load generator's steal in that run (steal only adds to it): ${Object.keys(cpu.least).map(least).join(', ')}`);
+    console.log(
+      `  least CPU per request of any round, with the server's / load generator's steal in that run (steal only adds to it): ${Object.keys(cpu.least).map(least).join(', ')}`,
+    );
   }
   const cpus = reportCpus(rounds);
   if (!rounds[0]?.results['ceilingSameAnswer']) return { bytes, throughputRatio, throughputRatioWithEtag, cpu, cpus, rounds };
   const sameAnswerRatio = ratios(rounds, 'ours', 'ceilingSameAnswer', (l) => l.rps);
-  console.log(line('ceiling, ours\' answer', 'ceilingSameAnswer'));
+  console.log(line("ceiling, ours' answer", 'ceilingSameAnswer'));
   console.log(`  plain, ratio to the ceiling answering ours' answer: ${percent(sameAnswerRatio)}`);
-  const framework = { ceilingToFloor: ratios(rounds, 'ceiling', 'floor', (l) => l.rps), oursToFloor: ratios(rounds, 'ours', 'floor', (l) => l.rps) };
+  const framework = {
+    ceilingToFloor: ratios(rounds, 'ceiling', 'floor', (l) => l.rps),
+    oursToFloor: ratios(rounds, 'ours', 'floor', (l) => l.rps),
+  };
   console.log(line('node:http, no framework', 'floor'));
   const floorCpu = cpu ? spread(rounds.map((r) => r.results['floor']!.cpuMicrosPerRequest!)) : undefined;
-  console.log(`  ratio to node:http in the same round: the ceiling ${percent(framework.ceilingToFloor)}, ours ${percent(framework.oursToFloor)} plain${floorCpu ? `; node:http's CPU per request ${formatSpread(floorCpu)} µs` : ''}`);
+  console.log(
+    `  ratio to node:http in the same round: the ceiling ${percent(framework.ceilingToFloor)}, ours ${percent(framework.oursToFloor)} plain${floorCpu ? `; node:http's CPU per request ${formatSpread(floorCpu)} µs` : ''}`,
+  );
   return { bytes, throughputRatio, throughputRatioWithEtag, cpu, cpus, sameAnswerRatio, framework: { ...framework, floorCpu }, rounds };
 }
 
@@ -192,7 +249,14 @@ function cpuPerRequest(rounds: Round<Watched<Load>>[]) {
     return { micros: quietest.cpuMicrosPerRequest!, cpus: quietest.cpus };
   };
   const least = Object.fromEntries(Object.keys(rounds[0]!.results).map((name) => [name, leastOf(name)]));
-  return { ceiling: micros('ceiling'), ours: micros('ours'), oursWithEtag: micros('oursWithEtag'), ratio: cheaper('ours'), ratioWithEtag: cheaper('oursWithEtag'), least };
+  return {
+    ceiling: micros('ceiling'),
+    ours: micros('ours'),
+    oursWithEtag: micros('oursWithEtag'),
+    ratio: cheaper('ours'),
+    ratioWithEtag: cheaper('oursWithEtag'),
+    least,
+  };
 }
 
 /**
@@ -226,34 +290,45 @@ async function coldShape(shape: string, latticeOf: (i: number) => string, pin: P
   // Built before the clock starts: what the load generator costs is neither side's.
   const hookBodies = apps.map((i) => JSON.stringify(appRequest(i, 'cold', latticeOf(i))));
   const directApps = apps.map((i) => directApp(i, latticeOf(i)));
-  const runDirect = () => withWadm(real, pin, async (natsUrl) => {
-    const nc = await connect({ servers: natsUrl });
-    const started = performance.now();
-    await pool(apps, 5, (i) => putAndDeployDirectly(nc, directApps[i]!));
-    await nc.close();
-    return (performance.now() - started) / 1000;
-  });
-  const runOurs = () => withWadm(real, pin, async (natsUrl) => {
-    const service = await serve('dist/main.js', { env: { ...OURS_ENV, NATS_URL: natsUrl, LATTICE_POLICY_FILE: anyLattice() }, pin, nodeArgs: OURS_NODE_ARGS });
-    const sync = lightPoster(service.url, 5);
-    try {
+  const runDirect = () =>
+    withWadm(real, pin, async (natsUrl) => {
+      const nc = await connect({ servers: natsUrl });
       const started = performance.now();
-      const pending = new Set(apps);
-      let calls = 0;
-      // An app not yet deployed is retried, as its resyncAfterSeconds would have Metacontroller do.
-      while (pending.size > 0 && performance.now() - started < 600_000) {
-        await pool([...pending], 5, async (i) => {
-          calls++;
-          const answer = (await sync(hookBodies[i]!)) as { status: { version?: string; deployedVersion?: string } };
-          if (answer.status.deployedVersion && answer.status.deployedVersion === answer.status.version) pending.delete(i);
-        });
+      await pool(apps, 5, (i) => putAndDeployDirectly(nc, directApps[i]!));
+      await nc.close();
+      return (performance.now() - started) / 1000;
+    });
+  const runOurs = () =>
+    withWadm(real, pin, async (natsUrl) => {
+      const service = await serve('dist/main.js', {
+        env: { ...OURS_ENV, NATS_URL: natsUrl, LATTICE_POLICY_FILE: anyLattice() },
+        pin,
+        nodeArgs: OURS_NODE_ARGS,
+      });
+      const sync = lightPoster(service.url, 5);
+      try {
+        const started = performance.now();
+        const pending = new Set(apps);
+        let calls = 0;
+        // An app not yet deployed is retried, as its resyncAfterSeconds would have Metacontroller do.
+        while (pending.size > 0 && performance.now() - started < 600_000) {
+          await pool([...pending], 5, async (i) => {
+            calls++;
+            const answer = (await sync(hookBodies[i]!)) as { status: { version?: string; deployedVersion?: string } };
+            if (answer.status.deployedVersion && answer.status.deployedVersion === answer.status.version) pending.delete(i);
+          });
+        }
+        const seconds = (performance.now() - started) / 1000;
+        return {
+          seconds,
+          deployed: COLD_APPS - pending.size,
+          calls,
+          wadmRequests: await metric(service.url, 'wasmcloud_metacontroller_wadm_requests_total'),
+        };
+      } finally {
+        await service.stop();
       }
-      const seconds = (performance.now() - started) / 1000;
-      return { seconds, deployed: COLD_APPS - pending.size, calls, wadmRequests: await metric(service.url, 'wasmcloud_metacontroller_wadm_requests_total') };
-    } finally {
-      await service.stop();
-    }
-  });
+    });
   // Rounds, each straight to wadm and through the hook back to back, the order alternating: one
   // run of each is at the mercy of this VM's steal (the same code gave 1.15x and 1.91x).
   const rounds: { direct: number; ours: Awaited<ReturnType<typeof runOurs>> }[] = [];
@@ -270,9 +345,22 @@ async function coldShape(shape: string, latticeOf: (i: number) => string, pin: P
   const against = real ? 'the real wadm 0.21.1' : 'the in-memory load responder';
   console.log(`\ncold path, ${COLD_APPS} new applications in ${shape} against ${against}, 5 workers, ${COLD_ROUNDS} rounds:`);
   console.log(`  straight to wadm (versions, put, deploy): ${rounds.map((r) => r.direct.toFixed(1)).join(', ')} s`);
-  console.log(`  through the hook:                          ${rounds.map((r) => r.ours.seconds.toFixed(1)).join(', ')} s (each: ${last.deployed} deployed, ${last.calls} hook calls, ${last.wadmRequests} wadm requests, ${round2(last.wadmRequests / COLD_APPS)} per application)`);
+  console.log(
+    `  through the hook:                          ${rounds.map((r) => r.ours.seconds.toFixed(1)).join(', ')} s (each: ${last.deployed} deployed, ${last.calls} hook calls, ${last.wadmRequests} wadm requests, ${round2(last.wadmRequests / COLD_APPS)} per application)`,
+  );
   console.log(`  ratio: ${formatSpread(ratio)}x`);
-  return { wadm: against, apps: COLD_APPS, rounds: rounds.map((r) => ({ directSeconds: round2(r.direct), seconds: round2(r.ours.seconds), ratio: round2(r.ours.seconds / r.direct), wadmRequests: r.ours.wadmRequests, hookCalls: r.ours.calls })), ratio };
+  return {
+    wadm: against,
+    apps: COLD_APPS,
+    rounds: rounds.map((r) => ({
+      directSeconds: round2(r.direct),
+      seconds: round2(r.ours.seconds),
+      ratio: round2(r.ours.seconds / r.direct),
+      wadmRequests: r.ours.wadmRequests,
+      hookCalls: r.ours.calls,
+    })),
+    ratio,
+  };
 }
 
 async function withWadm<T>(real: boolean, pin: Pinning, work: (natsUrl: string) => Promise<T>): Promise<T> {
@@ -294,11 +382,19 @@ function directApp(i: number, lattice: string): { name: string; lattice: string;
   const request = appRequest(i, 'direct', lattice);
   const { lattice: _lattice, ...spec } = request.parent.spec as Record<string, unknown>;
   const name = request.parent.metadata.name;
-  const manifest = JSON.stringify({ apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name, annotations: { version: 'v1' } }, spec });
+  const manifest = JSON.stringify({
+    apiVersion: 'core.oam.dev/v1beta1',
+    kind: 'Application',
+    metadata: { name, annotations: { version: 'v1' } },
+    spec,
+  });
   return { name, lattice, manifest };
 }
 
-async function putAndDeployDirectly(nc: NatsConnection, { name, lattice, manifest }: { name: string; lattice: string; manifest: string }): Promise<void> {
+async function putAndDeployDirectly(
+  nc: NatsConnection,
+  { name, lattice, manifest }: { name: string; lattice: string; manifest: string },
+): Promise<void> {
   const h = headers();
   h.set('Content-Type', 'application/json');
   await nc.request(`wadm.api.${lattice}.model.versions.${name}`, '', { timeout: 60_000 });
@@ -334,22 +430,43 @@ async function memory() {
     const loaded = await probe.read(ours.pid);
     const row = (label: string, r: ProbeReading) =>
       `  ${label.padEnd(34)}RSS ${mib(r.found.rss)} MiB, heap used ${mib(r.found.heapUsed)} MiB; after a full GC: RSS ${mib(r.afterGc.rss)} MiB, heap used ${mib(r.afterGc.heapUsed)} MiB`;
-    console.log(`\nmemory (passes over ${CACHED_APPS} applications until all settled: ${passes.length}, answers reused in the last: ${passes.at(-1)})`);
+    console.log(
+      `\nmemory (passes over ${CACHED_APPS} applications until all settled: ${passes.length}, answers reused in the last: ${passes.at(-1)})`,
+    );
     console.log(row(`idle, after ${REST_SECONDS} s at rest`, idle));
     console.log(`  ${CACHED_APPS} settled applications: RSS right after the resync pass ${mib(afterPass)} MiB`);
     console.log(row(`  then after ${REST_SECONDS} s without calls`, loaded));
     const perApp = (loaded.afterGc.heapUsed - idle.afterGc.heapUsed) / CACHED_APPS;
     console.log(`  heap per application (after GC): ${(perApp / 1024).toFixed(2)} KiB`);
     const mibOf = (r: ProbeReading) => ({
-      rssMiB: mib(r.found.rss), heapUsedMiB: mib(r.found.heapUsed),
+      rssMiB: mib(r.found.rss),
+      heapUsedMiB: mib(r.found.heapUsed),
       afterGc: {
-        rssMiB: mib(r.afterGc.rss), heapUsedMiB: mib(r.afterGc.heapUsed), heapTotalMiB: mib(r.afterGc.heapTotal), externalMiB: mib(r.afterGc.external), v8MallocedMiB: mib(r.afterGc.v8Malloced),
+        rssMiB: mib(r.afterGc.rss),
+        heapUsedMiB: mib(r.afterGc.heapUsed),
+        heapTotalMiB: mib(r.afterGc.heapTotal),
+        externalMiB: mib(r.afterGc.external),
+        v8MallocedMiB: mib(r.afterGc.v8Malloced),
         ...(r.afterGc.resident ? { residentMiB: Object.fromEntries(Object.entries(r.afterGc.resident).map(([k, v]) => [k, mib(v)])) } : {}),
-        ...(r.afterGc.spaces ? { heapSpacesMiB: Object.fromEntries(Object.entries(r.afterGc.spaces).map(([k, v]) => [k, `${mib(v.committed)} committed, ${mib(v.used)} used`])) } : {}),
+        ...(r.afterGc.spaces
+          ? {
+              heapSpacesMiB: Object.fromEntries(
+                Object.entries(r.afterGc.spaces).map(([k, v]) => [k, `${mib(v.committed)} committed, ${mib(v.used)} used`]),
+              ),
+            }
+          : {}),
       },
       ...(r.snapshot ? { snapshot: r.snapshot } : {}),
     });
-    return { apps: CACHED_APPS, passes, idle: mibOf(idle), rssAfterResyncPassMiB: mib(afterPass), restSeconds: REST_SECONDS, settled: mibOf(loaded), heapPerAppKiB: round2(perApp / 1024) };
+    return {
+      apps: CACHED_APPS,
+      passes,
+      idle: mibOf(idle),
+      rssAfterResyncPassMiB: mib(afterPass),
+      restSeconds: REST_SECONDS,
+      settled: mibOf(loaded),
+      heapPerAppKiB: round2(perApp / 1024),
+    };
   } finally {
     await ours.stop();
     await wadm.stop();
@@ -410,10 +527,23 @@ function hasRealWadm(): boolean {
 }
 
 function machine(pin: Pinning) {
-  const serverNode = SERVER_NODE === process.execPath ? process.version : execFileSync(SERVER_NODE, ['--version'], { encoding: 'utf8' }).trim();
+  const serverNode =
+    SERVER_NODE === process.execPath ? process.version : execFileSync(SERVER_NODE, ['--version'], { encoding: 'utf8' }).trim();
   return {
-    cpus: cpus().length, cpu: cpus()[0]?.model, memoryGiB: round2(totalmem() / 2 ** 30), node: process.version, platform: process.platform, pinning: pin, loadAverageAtStart: loadavg().map(round2),
-    servers: { node: serverNode, oursNodeArgs: OURS_NODE_ARGS, ceilingNodeArgs: CEILING_NODE_ARGS, oursEnv: OURS_ENV, memoryLimit: SERVER_MEMORY_LIMIT.note },
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model,
+    memoryGiB: round2(totalmem() / 2 ** 30),
+    node: process.version,
+    platform: process.platform,
+    pinning: pin,
+    loadAverageAtStart: loadavg().map(round2),
+    servers: {
+      node: serverNode,
+      oursNodeArgs: OURS_NODE_ARGS,
+      ceilingNodeArgs: CEILING_NODE_ARGS,
+      oursEnv: OURS_ENV,
+      memoryLimit: SERVER_MEMORY_LIMIT.note,
+    },
   };
 }
 

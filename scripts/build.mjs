@@ -40,7 +40,9 @@ await build({
   // The packages that must stay files in node_modules (scripts/runtime-modules.mjs says why).
   external: RUNTIME_PACKAGES,
   // The CommonJS libraries in the bundle call require() for Node's own modules.
-  banner: { js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);",
+  },
   // src/plumbing/version.ts reads package.json when run from source; the bundle carries the version.
   define: { BUNDLED_VERSION: JSON.stringify(version) },
   logLevel: 'warning',

@@ -84,7 +84,11 @@ async function main(keep: boolean, cleanups: Cleanup[], interrupted: AbortSignal
   const mc = metacontrollerFor(service.url);
   const app = loadApplication();
   say('');
-  await runScenario({ mc, lattice, table: new LiveTable(process.stdout), say, signal: interrupted }, app as unknown as Parameters<typeof runScenario>[1], APP_FILE);
+  await runScenario(
+    { mc, lattice, table: new LiveTable(process.stdout), say, signal: interrupted },
+    app as unknown as Parameters<typeof runScenario>[1],
+    APP_FILE,
+  );
   if (!keep) {
     say(`\nAll four steps done in ${seconds()}. To keep the service running and call it yourself: npm run demo -- --keep`);
     return;
@@ -134,7 +138,10 @@ async function run(): Promise<number> {
       code = 1;
     }
   }
-  for (const cleanup of cleanups.reverse()) await Promise.resolve().then(cleanup).catch(() => undefined);
+  for (const cleanup of cleanups.reverse())
+    await Promise.resolve()
+      .then(cleanup)
+      .catch(() => undefined);
   say(code === 0 ? `Stopped nats-server, wadm, the host and the service (${seconds()}).` : 'Stopped everything that was started.');
   return code;
 }

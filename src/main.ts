@@ -38,7 +38,15 @@ async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
   // memoryReclaim: whether node runs with --expose-gc, as the image does (src/plumbing/memory-reclaim.ts).
   // hookBytesInFlight: the bound on hook bodies in flight, derived from V8's heap limit unless set.
-  logger.info({ version: VERSION, node: process.version, memoryReclaim: runtimeReclaimDeps() !== undefined, hookBytesInFlight: hookBytesInFlight(config) }, `starting ${NAME} ${VERSION}`);
+  logger.info(
+    {
+      version: VERSION,
+      node: process.version,
+      memoryReclaim: runtimeReclaimDeps() !== undefined,
+      hookBytesInFlight: hookBytesInFlight(config),
+    },
+    `starting ${NAME} ${VERSION}`,
+  );
   let service: Service;
   try {
     service = createService(config, logger);
@@ -73,7 +81,10 @@ async function serve(config: Config): Promise<void> {
   // every hook with it, as Node's default would.
   process.on('unhandledRejection', (reason) => {
     service.metrics.unhandledRejections.inc();
-    logger.error({ err: reason instanceof Error ? (reason.stack ?? reason.message) : String(reason) }, 'unhandled promise rejection (a bug: please report it)');
+    logger.error(
+      { err: reason instanceof Error ? (reason.stack ?? reason.message) : String(reason) },
+      'unhandled promise rejection (a bug: please report it)',
+    );
   });
   try {
     await service.app.listen({ port: config.port, host: config.host });

@@ -26,7 +26,12 @@ export interface NativeBinaries {
  * Starts a command in a process group of its own, so that an abort (Ctrl-C) stops all of it
  * (bash and the cargo or go it runs), not only its first process.
  */
-function startGroup(command: string, args: string[], stdio: StdioOptions, signal: AbortSignal): { child: ChildProcess; exited: Promise<number | null> } {
+function startGroup(
+  command: string,
+  args: string[],
+  stdio: StdioOptions,
+  signal: AbortSignal,
+): { child: ChildProcess; exited: Promise<number | null> } {
   const child = spawn(command, args, { cwd: ROOT, stdio, detached: true });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   let running = true;

@@ -32,7 +32,12 @@ function readyAt(obj: K8sObject | undefined): boolean {
 }
 
 /** Syncs the resource until `done` holds for it, redrawing its table row after every pass. */
-async function syncUntil(stage: Stage, obj: K8sObject, what: string, done: (obj: K8sObject | undefined) => boolean): Promise<K8sObject | undefined> {
+async function syncUntil(
+  stage: Stage,
+  obj: K8sObject,
+  what: string,
+  done: (obj: K8sObject | undefined) => boolean,
+): Promise<K8sObject | undefined> {
   const { namespace = 'default', name } = obj.metadata;
   const deadline = Date.now() + STEP_TIMEOUT_MS;
   for (;;) {
@@ -69,7 +74,11 @@ function withInstances(resource: Resource, instances: number): Resource {
 
 /** Waits for the simulated host to run what wadm was told (wadm acts after the status is written). */
 async function untilHost(stage: Stage, done: () => boolean): Promise<void> {
-  await until(() => stage.signal.aborted || done(), { what: 'the simulated host to follow wadm', timeoutMs: STEP_TIMEOUT_MS, intervalMs: 50 });
+  await until(() => stage.signal.aborted || done(), {
+    what: 'the simulated host to follow wadm',
+    timeoutMs: STEP_TIMEOUT_MS,
+    intervalMs: 50,
+  });
   stage.signal.throwIfAborted();
 }
 

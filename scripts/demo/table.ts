@@ -75,7 +75,12 @@ export function formatRows(rows: string[][], maxWidth = Infinity): string[] {
     widths[widest]! -= 1;
   }
   const fit = (text: string, width: number) => (text.length <= width ? text : `${text.slice(0, width - 1)}…`);
-  return rows.map((row) => row.map((text, i) => fit(text, widths[i]!).padEnd(widths[i]! + COLUMN_GAP)).join('').trimEnd());
+  return rows.map((row) =>
+    row
+      .map((text, i) => fit(text, widths[i]!).padEnd(widths[i]! + COLUMN_GAP))
+      .join('')
+      .trimEnd(),
+  );
 }
 
 export interface Output {

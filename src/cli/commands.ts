@@ -24,9 +24,11 @@ const checkParent = compile<Parent>(ParentSchema);
 /** Prints the exact manifest (JSON, as put) the hook would send to wadm, and its version. */
 export function render(file: string, options: Options): Outcome {
   const docs = readAll(file);
-  if (docs.length !== 1) return { stdout: '', stderr: `${file}: expected one WasmCloudApplication, found ${docs.length} documents\n`, code: 1 };
+  if (docs.length !== 1)
+    return { stdout: '', stderr: `${file}: expected one WasmCloudApplication, found ${docs.length} documents\n`, code: 1 };
   const checked = check(docs[0]!, options);
-  if (!checked.ok) return { stdout: '', stderr: checked.problems.map((p) => `${docs[0]!.where}: ${checked.id}: ${p}`).join('\n') + '\n', code: 1 };
+  if (!checked.ok)
+    return { stdout: '', stderr: checked.problems.map((p) => `${docs[0]!.where}: ${checked.id}: ${p}`).join('\n') + '\n', code: 1 };
   const rendered = renderManifest(checked.validation.app);
   return { stdout: rendered.body + '\n', stderr: `version ${rendered.version}\n`, code: 0 };
 }
@@ -42,7 +44,11 @@ export function convert(file: string, options: Options & { namespaceGiven: boole
     if (!checked.ok) problems.push(...checked.problems.map((p) => `${doc.where}: ${checked.id}: ${p}`));
   }
   const stdout = resources.map((r) => yaml.dump(r, { lineWidth: -1, noRefs: true })).join('---\n');
-  return { stdout, stderr: problems.length > 0 ? `the converted resources are not valid:\n${problems.join('\n')}\n` : '', code: problems.length > 0 ? 1 : 0 };
+  return {
+    stdout,
+    stderr: problems.length > 0 ? `the converted resources are not valid:\n${problems.join('\n')}\n` : '',
+    code: problems.length > 0 ? 1 : 0,
+  };
 }
 
 export function readAll(file: string): Document[] {
@@ -53,7 +59,8 @@ export function readAll(file: string): Document[] {
   }
 }
 
-export type Checked = { ok: true; id: string; validation: Extract<Validation, { ok: true }> } | { ok: false; id: string; problems: string[] };
+export type Checked =
+  { ok: true; id: string; validation: Extract<Validation, { ok: true }> } | { ok: false; id: string; problems: string[] };
 
 /** The hook's validation, on the resource as Metacontroller would send it (namespace filled in). */
 export function check(doc: Document, options: Options): Checked {
@@ -61,12 +68,17 @@ export function check(doc: Document, options: Options): Checked {
   if (typeof value?.unreadable === 'string') return { ok: false, id: 'file', problems: [`cannot read: ${value.unreadable}`] };
   const id = `${String(value?.kind ?? 'document')} ${String(value?.metadata?.['namespace'] ?? options.namespace)}/${String(value?.metadata?.['name'] ?? '?')}`;
   if (value?.kind === KIND && value.apiVersion !== API_VERSION) {
-    return { ok: false, id, problems: [`apiVersion ${JSON.stringify(value.apiVersion ?? null)} is not served: a ${KIND} has apiVersion ${API_VERSION}`] };
+    return {
+      ok: false,
+      id,
+      problems: [`apiVersion ${JSON.stringify(value.apiVersion ?? null)} is not served: a ${KIND} has apiVersion ${API_VERSION}`],
+    };
   }
   if (value?.apiVersion === 'core.oam.dev/v1beta1' && value.kind === 'Application') {
     return { ok: false, id, problems: [`a wadm manifest, not a ${KIND}; turn it into one with: wasmcloud-metacontroller convert FILE`] };
   }
-  if (value?.apiVersion !== API_VERSION || value?.kind !== KIND) return { ok: false, id, problems: [`not a ${KIND} (apiVersion ${API_VERSION}, kind ${KIND})`] };
+  if (value?.apiVersion !== API_VERSION || value?.kind !== KIND)
+    return { ok: false, id, problems: [`not a ${KIND} (apiVersion ${API_VERSION}, kind ${KIND})`] };
   const parent = { ...value, metadata: { namespace: options.namespace, ...value.metadata } };
   if (!checkParent(parent)) return { ok: false, id, problems: checkParent.problems(parent, '').map((p) => p.replace(/^\./, '')) };
   const validation = validateParent(parent, options.defaultLattice);

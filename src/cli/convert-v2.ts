@@ -23,9 +23,11 @@ export interface ConvertToOptions extends Options {
 
 export function convertTo(file: string, options: ConvertToOptions): Outcome {
   if (!(TARGETS as readonly string[]).includes(options.to)) return usage(`--to ${JSON.stringify(options.to)}: the only target is v2`);
-  if (options.httpHost !== undefined && !/^[^\s/]+$/.test(options.httpHost)) return usage('--http-host: give a host name, without scheme or path');
+  if (options.httpHost !== undefined && !/^[^\s/]+$/.test(options.httpHost))
+    return usage('--http-host: give a host name, without scheme or path');
   const badHost = options.allowHosts.find((host) => !ALLOWED_HOST_PATTERN.test(host));
-  if (badHost !== undefined) return usage(`--allow-host ${JSON.stringify(badHost)}: use *, host[:port], scheme://host[:port] or *.suffix (no path)`);
+  if (badHost !== undefined)
+    return usage(`--allow-host ${JSON.stringify(badHost)}: use *, host[:port], scheme://host[:port] or *.suffix (no path)`);
   const resources: unknown[] = [];
   const reports: string[] = [];
   const problems: string[] = [];
@@ -46,12 +48,18 @@ export function convertTo(file: string, options: ConvertToOptions): Outcome {
     resources.push(...conversion.resources);
     all.push(...conversion.findings);
     const made = conversion.resources.map((r) => r.metadata.name).join(', ') || 'nothing';
-    reports.push(formatReport(`${doc.where}: ${fromWadm ? 'wadm Application' : KIND} ${checked.validation.app.ref.name} → WorkloadDeployment ${made}`, conversion.findings));
+    reports.push(
+      formatReport(
+        `${doc.where}: ${fromWadm ? 'wadm Application' : KIND} ${checked.validation.app.ref.name} → WorkloadDeployment ${made}`,
+        conversion.findings,
+      ),
+    );
   }
   if (problems.length > 0) return { stdout: '', stderr: `invalid input:\n${problems.join('\n')}\n`, code: EXIT_INVALID };
   if (reports.length === 0) return { stdout: '', stderr: 'no documents found\n', code: EXIT_INVALID };
   const invalid = v2Problems(resources);
-  if (invalid.length > 0) return { stdout: '', stderr: `the converted resources are not valid:\n${invalid.join('\n')}\n`, code: EXIT_INVALID };
+  if (invalid.length > 0)
+    return { stdout: '', stderr: `the converted resources are not valid:\n${invalid.join('\n')}\n`, code: EXIT_INVALID };
   const stdout = resources.map((r) => yaml.dump(r, { lineWidth: -1, noRefs: true })).join('---\n');
   return { stdout, stderr: `${reports.join('')}${summarize(all)}\n`, code: isLossy(all) ? EXIT_LOSSY : EXIT_FAITHFUL };
 }

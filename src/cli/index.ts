@@ -37,7 +37,11 @@ options:
   -h, --help
 `;
 
-export type Invocation = { command: 'serve' } | { command: 'help' } | { command: 'version' } | { command: 'run'; run: (config: Config) => Promise<Outcome> | Outcome };
+export type Invocation =
+  | { command: 'serve' }
+  | { command: 'help' }
+  | { command: 'version' }
+  | { command: 'run'; run: (config: Config) => Promise<Outcome> | Outcome };
 
 const fail = (message: string): Invocation => ({ command: 'run', run: () => ({ stdout: '', stderr: message, code: 2 }) });
 
@@ -68,31 +72,64 @@ export function parseCommandLine(argv: string[]): Invocation {
   if (values.help) return { command: 'help' };
   if (values.version) return { command: 'version' };
   const options = (config: Config) => ({ namespace: values.namespace ?? 'default', defaultLattice: config.defaultLattice });
-  const one = (what: string, then: Invocation): Invocation => (args.length === 1 ? then : fail(`${command} takes exactly one ${what}\n${USAGE}`));
+  const one = (what: string, then: Invocation): Invocation =>
+    args.length === 1 ? then : fail(`${command} takes exactly one ${what}\n${USAGE}`);
   switch (command) {
     case 'serve':
       return { command: 'serve' };
     case 'validate': {
       const maxPayload = values['max-payload'];
-      if (maxPayload !== undefined && !/^[1-9]\d*$/.test(maxPayload)) return fail(`--max-payload must be a number of bytes, got "${maxPayload}"\n${USAGE}`);
+      if (maxPayload !== undefined && !/^[1-9]\d*$/.test(maxPayload))
+        return fail(`--max-payload must be a number of bytes, got "${maxPayload}"\n${USAGE}`);
       if (args.length === 0) return fail(`validate needs at least one FILE\n${USAGE}`);
       const maxPayloadBytes = maxPayload === undefined ? undefined : Number(maxPayload);
-      return { command: 'run', run: async (config) => (await import('./validate.js')).validate(args, { ...options(config), strict: values.strict ?? false, ...(maxPayloadBytes ? { maxPayloadBytes } : {}) }) };
+      return {
+        command: 'run',
+        run: async (config) =>
+          (await import('./validate.js')).validate(args, {
+            ...options(config),
+            strict: values.strict ?? false,
+            ...(maxPayloadBytes ? { maxPayloadBytes } : {}),
+          }),
+      };
     }
     case 'render':
       return one('FILE', { command: 'run', run: async (config) => (await import('./commands.js')).render(args[0]!, options(config)) });
     case 'convert':
       if (values.to !== undefined || values['http-host'] !== undefined || values['allow-host'] !== undefined) {
-        const v2 = { to: values.to ?? '', namespaceGiven: values.namespace, httpHost: values['http-host'], allowHosts: values['allow-host'] ?? [] };
-        return one('FILE', { command: 'run', run: async (config) => (await import('./convert-v2.js')).convertTo(args[0]!, { ...options(config), ...v2 }) });
+        const v2 = {
+          to: values.to ?? '',
+          namespaceGiven: values.namespace,
+          httpHost: values['http-host'],
+          allowHosts: values['allow-host'] ?? [],
+        };
+        return one('FILE', {
+          command: 'run',
+          run: async (config) => (await import('./convert-v2.js')).convertTo(args[0]!, { ...options(config), ...v2 }),
+        });
       }
-      return one('FILE', { command: 'run', run: async (config) => (await import('./commands.js')).convert(args[0]!, { ...options(config), namespaceGiven: values.namespace !== undefined }) });
+      return one('FILE', {
+        command: 'run',
+        run: async (config) =>
+          (await import('./commands.js')).convert(args[0]!, { ...options(config), namespaceGiven: values.namespace !== undefined }),
+      });
     case 'status':
-      return one('NAME', { command: 'run', run: async (config) => (await import('./status.js')).status(args[0]!, values.lattice ?? config.defaultLattice, config) });
+      return one('NAME', {
+        command: 'run',
+        run: async (config) => (await import('./status.js')).status(args[0]!, values.lattice ?? config.defaultLattice, config),
+      });
     case 'diff':
-      return one('FILE', { command: 'run', run: async (config) => (await import('./lattice-views.js')).diff(args[0]!, values.lattice, options(config), config) });
+      return one('FILE', {
+        command: 'run',
+        run: async (config) => (await import('./lattice-views.js')).diff(args[0]!, values.lattice, options(config), config),
+      });
     case 'list':
-      return args.length === 0 ? { command: 'run', run: async (config) => (await import('./lattice-views.js')).list(values.lattice ?? config.defaultLattice, config) } : fail(`list takes no arguments\n${USAGE}`);
+      return args.length === 0
+        ? {
+            command: 'run',
+            run: async (config) => (await import('./lattice-views.js')).list(values.lattice ?? config.defaultLattice, config),
+          }
+        : fail(`list takes no arguments\n${USAGE}`);
     default:
       return fail(`unknown command "${command}"\n${USAGE}`);
   }

@@ -20,9 +20,11 @@ const canonical = (value: unknown): string => (value === null ? '' : yaml.dump(v
  */
 export async function diff(file: string, lattice: string | undefined, options: Options, config: Config): Promise<Outcome> {
   const docs = readAll(file);
-  if (docs.length !== 1) return { stdout: '', stderr: `${file}: expected one WasmCloudApplication, found ${docs.length} documents\n`, code: 2 };
+  if (docs.length !== 1)
+    return { stdout: '', stderr: `${file}: expected one WasmCloudApplication, found ${docs.length} documents\n`, code: 2 };
   const checked = check(docs[0]!, options);
-  if (!checked.ok) return { stdout: '', stderr: checked.problems.map((p) => `${docs[0]!.where}: ${checked.id}: ${p}`).join('\n') + '\n', code: 2 };
+  if (!checked.ok)
+    return { stdout: '', stderr: checked.problems.map((p) => `${docs[0]!.where}: ${checked.id}: ${p}`).join('\n') + '\n', code: 2 };
   const rendered = renderManifest(checked.validation.app);
   const name = rendered.manifest.metadata.name;
   const target = lattice ?? checked.validation.app.lattice;

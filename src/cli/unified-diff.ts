@@ -19,12 +19,14 @@ function splitLines(text: string): string[] {
 function lineEdits(a: string[], b: string[]): Edit[] {
   // common[i][j]: length of the longest common subsequence of a[i..] and b[j..].
   const common = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
-  for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--) common[i]![j] = a[i] === b[j] ? common[i + 1]![j + 1]! + 1 : Math.max(common[i + 1]![j]!, common[i]![j + 1]!);
+  for (let i = a.length - 1; i >= 0; i--)
+    for (let j = b.length - 1; j >= 0; j--)
+      common[i]![j] = a[i] === b[j] ? common[i + 1]![j + 1]! + 1 : Math.max(common[i + 1]![j]!, common[i]![j + 1]!);
   const edits: Edit[] = [];
   let i = 0;
   let j = 0;
   while (i < a.length || j < b.length) {
-    if (i < a.length && j < b.length && a[i] === b[j]) edits.push({ op: ' ', line: a[i++]! }), j++;
+    if (i < a.length && j < b.length && a[i] === b[j]) (edits.push({ op: ' ', line: a[i++]! }), j++);
     // Removals before additions at the same place, as diff -u prints them.
     else if (i < a.length && (j === b.length || common[i + 1]![j]! >= common[i]![j + 1]!)) edits.push({ op: '-', line: a[i++]! });
     else edits.push({ op: '+', line: b[j++]! });

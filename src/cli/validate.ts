@@ -39,7 +39,8 @@ export function validate(files: string[], options: Options & { strict?: boolean;
     const warnings = unknownTraits(doc.value);
     if (tooLarge || (options.strict && warnings.length > 0)) failed = true;
     lines.push(...warnings.map((w) => `${doc.where}: ${checked.id}: ${options.strict ? '' : 'warning: '}${w}`));
-    if (!tooLarge && (!options.strict || warnings.length === 0)) lines.push(`${doc.where}: ${checked.id}: valid, version ${manifest.version}`);
+    if (!tooLarge && (!options.strict || warnings.length === 0))
+      lines.push(`${doc.where}: ${checked.id}: valid, version ${manifest.version}`);
   }
   if (skipped > 0) lines.push(`skipped ${skipped} document${skipped === 1 ? '' : 's'} of other kinds`);
   if (lines.length === (skipped > 0 ? 1 : 0)) return { stdout: lines.map((l) => l + '\n').join(''), stderr: `no ${KIND} found\n`, code: 1 };
@@ -68,7 +69,9 @@ function unknownTraits(value: unknown): string[] {
     (component.traits ?? []).forEach((trait, t) => {
       const type = String(trait.type);
       if (KNOWN_TRAITS.includes(type)) return;
-      const nearest = KNOWN_TRAITS.map((known) => ({ known, distance: editDistance(type, known) })).sort((a, b) => a.distance - b.distance)[0]!;
+      const nearest = KNOWN_TRAITS.map((known) => ({ known, distance: editDistance(type, known) })).sort(
+        (a, b) => a.distance - b.distance,
+      )[0]!;
       const hint = nearest.distance <= Math.max(2, Math.floor(nearest.known.length / 4)) ? `; did you mean "${nearest.known}"?` : '';
       warnings.push(`spec.components[${c}].traits[${t}].type: unknown trait type "${type}", which wadm ignores${hint}`);
     }),
@@ -81,7 +84,8 @@ function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
-    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     previous = current;
   }
   return previous[b.length]!;

@@ -11,14 +11,20 @@ import type { Outcome } from './commands.js';
 export async function withWadm(config: Config, run: (client: WadmClient) => Promise<Outcome>): Promise<Outcome> {
   let nc;
   try {
-    nc = await connect({ servers: config.natsServers, name: 'wasmcloud-metacontroller-cli', timeout: config.wadmTimeoutMs, ...natsSecurityOptions(config) });
+    nc = await connect({
+      servers: config.natsServers,
+      name: 'wasmcloud-metacontroller-cli',
+      timeout: config.wadmTimeoutMs,
+      ...natsSecurityOptions(config),
+    });
   } catch (err) {
     return { stdout: '', stderr: `cannot connect to NATS at ${config.natsServers.join(',')}: ${(err as Error).message}\n`, code: 2 };
   }
   try {
     return await run(new WadmClient({ connection: () => nc, apiPrefix: config.wadmApiPrefix, timeoutMs: config.wadmTimeoutMs }));
   } catch (err) {
-    if (err instanceof WadmUnavailableError) return { stdout: '', stderr: `wadm did not answer (${err.reason}): ${err.message}\n`, code: 2 };
+    if (err instanceof WadmUnavailableError)
+      return { stdout: '', stderr: `wadm did not answer (${err.reason}): ${err.message}\n`, code: 2 };
     throw err;
   } finally {
     await nc.close();

@@ -7,7 +7,6 @@ import { approximated, dropped, mapped, type Finding } from './report.js';
 
 const SHARED_ANNOTATION = 'experimental.wasmcloud.dev/shared';
 
-
 export interface ApplicationMetadata {
   labels: Record<string, string> | undefined;
   annotations: Record<string, string> | undefined;
@@ -25,7 +24,9 @@ export function metadataOf(app: ValidSpec): ApplicationMetadata {
   for (const [key, value] of Object.entries(app.annotations)) {
     const path = `metadata.annotations[${JSON.stringify(key)}]`;
     if (key === SHARED_ANNOTATION) {
-      findings.push(dropped(path, 'a shared application: v2 has no sharing between applications, each workload declares its own hostInterfaces'));
+      findings.push(
+        dropped(path, 'a shared application: v2 has no sharing between applications, each workload declares its own hostInterfaces'),
+      );
       continue;
     }
     annotations[key] = value;
@@ -46,11 +47,16 @@ export function specFieldFindings(app: ValidSpec): Finding[] {
   const findings: Finding[] = [];
   if (app.pinnedVersion !== undefined) {
     const path = version !== undefined ? 'spec.version' : 'metadata.annotations.version';
-    findings.push(dropped(path, `version "${app.pinnedVersion}": v2 keeps no versions, a WorkloadDeployment rolls out each change of its spec`));
+    findings.push(
+      dropped(path, `version "${app.pinnedVersion}": v2 keeps no versions, a WorkloadDeployment rolls out each change of its spec`),
+    );
   }
-  if (lattice !== undefined) findings.push(dropped('spec.lattice', `lattice "${lattice}": v2 has no lattices, hostSelector chooses the hosts`));
-  if (deletionPolicy === 'Delete') findings.push(mapped('spec.deletionPolicy', 'Delete: deleting the WorkloadDeployment stops the workload'));
-  if (deletionPolicy === 'Orphan') findings.push(dropped('spec.deletionPolicy', 'Orphan: deleting a WorkloadDeployment always stops its workload'));
+  if (lattice !== undefined)
+    findings.push(dropped('spec.lattice', `lattice "${lattice}": v2 has no lattices, hostSelector chooses the hosts`));
+  if (deletionPolicy === 'Delete')
+    findings.push(mapped('spec.deletionPolicy', 'Delete: deleting the WorkloadDeployment stops the workload'));
+  if (deletionPolicy === 'Orphan')
+    findings.push(dropped('spec.deletionPolicy', 'Orphan: deleting a WorkloadDeployment always stops its workload'));
   if (suspend === true) findings.push(approximated('spec.suspend', 'true → spec.replicas 0 (the deployment stays, nothing runs)'));
   if (suspend === false) findings.push(mapped('spec.suspend', 'false: the workload runs'));
   if (revisionHistoryLimit !== undefined) findings.push(dropped('spec.revisionHistoryLimit', 'v2 keeps no version history to limit'));

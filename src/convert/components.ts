@@ -37,7 +37,8 @@ export function mapComponent({ component, index }: IndexedComponent, context: Co
   }
   const target = `spec.template.spec.components[${context.position}]`;
   const findings = [mapped(at, `component "${component.name}" (${image}) → ${target}`)];
-  if (id !== undefined) findings.push(dropped(`${at}.properties.id`, `id "${id}": v2 has no component ids, a component is known by its name in the workload`));
+  if (id !== undefined)
+    findings.push(dropped(`${at}.properties.id`, `id "${id}": v2 has no component ids, a component is known by its name in the workload`));
   const config = configOf(component, at, target, context, findings);
   findings.push(...secretsOf(component, at, context));
   const workload: WorkloadComponent = { name: component.name, image, ...(config ? { localResources: { config } } : {}) };
@@ -49,7 +50,13 @@ function isOciReference(image: string): boolean {
   return !/^[a-z][a-z0-9+.-]*:\/\//i.test(image) || /^oci:\/\//i.test(image);
 }
 
-function configOf(component: Component, at: string, target: string, context: ComponentContext, findings: Finding[]): Record<string, string> | undefined {
+function configOf(
+  component: Component,
+  at: string,
+  target: string,
+  context: ComponentContext,
+  findings: Finding[],
+): Record<string, string> | undefined {
   const merged: Record<string, string> = {};
   const setBy = new Map<string, string>();
   (component.properties.config ?? []).forEach((config, c) => {
@@ -71,14 +78,25 @@ function configOf(component: Component, at: string, target: string, context: Com
       setBy.set(key, path);
     }
     if (overridden.length === 0) findings.push(mapped(path, `config "${config.name}" → ${target}.localResources.config`));
-    else findings.push(approximated(path, `config "${config.name}" merged into ${target}.localResources.config; it overrides ${overridden.join(', ')} set by an earlier config`));
+    else
+      findings.push(
+        approximated(
+          path,
+          `config "${config.name}" merged into ${target}.localResources.config; it overrides ${overridden.join(', ')} set by an earlier config`,
+        ),
+      );
   });
   return Object.keys(merged).length > 0 ? merged : undefined;
 }
 
 function secretsOf(component: Component, at: string, context: ComponentContext): Finding[] {
   return (component.properties.secrets ?? []).map((secret, s) => {
-    context.hostInterfaces.ensure({ namespace: 'wasmcloud', package: 'secrets', interfaces: ['store'], secretFrom: [{ name: context.secretName }] });
+    context.hostInterfaces.ensure({
+      namespace: 'wasmcloud',
+      package: 'secrets',
+      interfaces: ['store'],
+      secretFrom: [{ name: context.secretName }],
+    });
     return needsInput(
       `${at}.properties.secrets[${s}]`,
       `secret "${secret.name}": create Secret "${context.secretName}" with key "${secret.name}" holding ${source(secret, context.policies)}; the wasmcloud:secrets hostInterface reads it through secretFrom (the component must import the v2 wasmcloud:secrets/store)`,

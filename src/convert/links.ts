@@ -33,9 +33,11 @@ interface Link {
   pkg: string;
 }
 
-const LINK_NAME = 'v2 has no link names: a second backend of one package needs `(implements <name>)` in the component\'s WIT and a named hostInterfaces entry';
+const LINK_NAME =
+  "v2 has no link names: a second backend of one package needs `(implements <name>)` in the component's WIT and a named hostInterfaces entry";
 const COMPONENT_LINK_CONFIG = 'v2 has no per-link configuration; give the component what it needs in its localResources.config';
-const PROVIDER_LINK_CONFIG = 'configured the provider for this link; v2 host plugins are configured on the host (chart values), not per link';
+const PROVIDER_LINK_CONFIG =
+  'configured the provider for this link; v2 host plugins are configured on the host (chart values), not per link';
 const LISTEN_ADDRESS = 'the listen address belongs to the host (wash host --http-addr); v2 routes requests to the workload by Host header';
 const LINK_SECRETS = 'v2 has no per-link secrets; see wasmcloud:secrets with secretFrom';
 
@@ -47,7 +49,13 @@ export function mapLinks(context: LinkContext): MappedLinks {
       const properties = trait.properties as LinkProperties;
       const targetName = typeof properties.target === 'string' ? properties.target : properties.target.name;
       const target = context.components.find((c) => c.name === targetName)!; // validation guarantees it
-      const link = { properties, path: `spec.components[${i}].traits[${t}]`, source, target, pkg: `${properties.namespace}:${properties.package}` };
+      const link = {
+        properties,
+        path: `spec.components[${i}].traits[${t}]`,
+        source,
+        target,
+        pkg: `${properties.namespace}:${properties.package}`,
+      };
       result.findings.push(...mapLink(link, context, result), ...linkExtras(link));
     });
   });
@@ -65,14 +73,21 @@ function mapLink(link: Link, context: LinkContext, result: MappedLinks): Finding
     if (missing !== undefined) return [dropped(path, `link ${interfaces} to "${target.name}": "${missing.name}" is not in the workload`)];
     return [componentLink(link, interfaces, result.imports)];
   }
-  if (component.type === 'capability') return [dropped(path, `link ${interfaces} between two providers: v2 host plugins do not link to each other`)];
+  if (component.type === 'capability')
+    return [dropped(path, `link ${interfaces} between two providers: v2 host plugins do not link to each other`)];
   const plugin = hostPluginOf(link.properties.namespace, link.properties.package);
   const packages = result.providerPackages.get(provider.name) ?? new Map<string, boolean>();
   result.providerPackages.set(provider.name, packages.set(pkg, plugin !== undefined));
   if (plugin === undefined) {
-    return [dropped(path, `link ${interfaces} with provider "${provider.name}": no v2 host plugin serves ${pkg} (a custom provider); run it as a host component plugin or rewrite it as a component`)];
+    return [
+      dropped(
+        path,
+        `link ${interfaces} with provider "${provider.name}": no v2 host plugin serves ${pkg} (a custom provider); run it as a host component plugin or rewrite it as a component`,
+      ),
+    ];
   }
-  if (!context.inWorkload.has(component.name)) return [dropped(path, `link ${interfaces}: component "${component.name}" is not in the workload`)];
+  if (!context.inWorkload.has(component.name))
+    return [dropped(path, `link ${interfaces}: component "${component.name}" is not in the workload`)];
   const merged = context.hostInterfaces.ensure(hostInterfaceOf(link, context));
   const into = merged ? `merged into the one unnamed ${pkg} entry of` : '→';
   const findings = [mapped(path, `link ${interfaces} ${into} spec.template.spec.hostInterfaces, served by the host's ${plugin} plugin`)];
@@ -91,7 +106,10 @@ function componentLink({ properties, path, source, target }: Link, interfaces: s
   const other = keys.map((key) => imports.get(key)).find((name) => name !== undefined && name !== target.name);
   for (const key of keys) if (!imports.has(key)) imports.set(key, target.name);
   if (other !== undefined) {
-    return needsInput(path, `link ${interfaces} to "${target.name}": "${other}" already serves it to "${source.name}", and v2 rejects two components of a workload that export what a third imports; move one into a workload of its own`);
+    return needsInput(
+      path,
+      `link ${interfaces} to "${target.name}": "${other}" already serves it to "${source.name}", and v2 rejects two components of a workload that export what a third imports; move one into a workload of its own`,
+    );
   }
   return mapped(path, `link ${interfaces} to "${target.name}": components of one workload link by interface name, nothing to declare`);
 }
@@ -99,20 +117,29 @@ function componentLink({ properties, path, source, target }: Link, interfaces: s
 function hostInterfaceOf(link: Link, context: LinkContext): HostInterface {
   const { namespace, package: pkg, interfaces } = link.properties;
   const config: Record<string, string> = {};
-  if (link.pkg === 'wasi:http' && interfaces.includes('incoming-handler') && context.httpHost !== undefined) config['host'] = context.httpHost;
-  const subscriptions = link.pkg === 'wasmcloud:messaging' ? sourceConfigs(link.properties).find(([c]) => c.properties?.['subscriptions'])?.[0] : undefined;
+  if (link.pkg === 'wasi:http' && interfaces.includes('incoming-handler') && context.httpHost !== undefined)
+    config['host'] = context.httpHost;
+  const subscriptions =
+    link.pkg === 'wasmcloud:messaging' ? sourceConfigs(link.properties).find(([c]) => c.properties?.['subscriptions'])?.[0] : undefined;
   if (subscriptions?.properties !== undefined) config['subscriptions'] = subscriptions.properties['subscriptions']!;
   return { namespace, package: pkg, interfaces, ...(Object.keys(config).length > 0 ? { config } : {}) };
 }
 
 function httpHostFinding(path: string, httpHost: string | undefined): Finding {
-  if (httpHost !== undefined) return mapped(path, `config.host "${httpHost}" from --http-host: requests with this Host header reach the workload`);
-  return needsInput(path, 'v2 routes incoming HTTP by Host header and rejects requests without a match: pass --http-host H for the wasi:http config.host');
+  if (httpHost !== undefined)
+    return mapped(path, `config.host "${httpHost}" from --http-host: requests with this Host header reach the workload`);
+  return needsInput(
+    path,
+    'v2 routes incoming HTTP by Host header and rejects requests without a match: pass --http-host H for the wasi:http config.host',
+  );
 }
 
 function allowHostsFinding(path: string, component: string, allowHosts: readonly string[]): Finding {
   if (allowHosts.length > 0) return mapped(path, `--allow-host ${allowHosts.join(', ')} → localResources.allowedHosts of "${component}"`);
-  return needsInput(path, `v2 denies outbound HTTP without an allow-list: pass --allow-host H (repeatable; "*" allows all) for localResources.allowedHosts of "${component}"`);
+  return needsInput(
+    path,
+    `v2 denies outbound HTTP without an allow-list: pass --allow-host H (repeatable; "*" allows all) for localResources.allowedHosts of "${component}"`,
+  );
 }
 
 function sourceConfigs(link: LinkProperties): [ConfigProperty, string][] {
@@ -121,7 +148,10 @@ function sourceConfigs(link: LinkProperties): [ConfigProperty, string][] {
 }
 
 function targetConfigs(link: LinkProperties): [ConfigProperty, string][] {
-  const configs: [ConfigProperty, string][] = (typeof link.target === 'string' ? [] : link.target.config ?? []).map((c, k) => [c, `target.config[${k}]`]);
+  const configs: [ConfigProperty, string][] = (typeof link.target === 'string' ? [] : (link.target.config ?? [])).map((c, k) => [
+    c,
+    `target.config[${k}]`,
+  ]);
   return configs.concat((link.target_config ?? []).map((c, k) => [c, `target_config[${k}]`]));
 }
 
@@ -129,10 +159,13 @@ function targetConfigs(link: LinkProperties): [ConfigProperty, string][] {
 function linkExtras({ properties, path, source, target, pkg }: Link): Finding[] {
   const at = `${path}.properties`;
   const findings: Finding[] = [];
-  if (properties.name !== undefined && properties.name !== 'default') findings.push(dropped(`${at}.name`, `link name "${properties.name}": ${LINK_NAME}`));
+  if (properties.name !== undefined && properties.name !== 'default')
+    findings.push(dropped(`${at}.name`, `link name "${properties.name}": ${LINK_NAME}`));
   const configWhy = (end: Component) => (end.type === 'capability' ? PROVIDER_LINK_CONFIG : COMPONENT_LINK_CONFIG);
-  for (const [config, field] of sourceConfigs(properties)) findings.push(sourceConfigFinding(config, `${at}.${field}`, pkg, configWhy(source)));
-  for (const [config, field] of targetConfigs(properties)) findings.push(dropped(`${at}.${field}`, `config "${config.name}": ${configWhy(target)}`));
+  for (const [config, field] of sourceConfigs(properties))
+    findings.push(sourceConfigFinding(config, `${at}.${field}`, pkg, configWhy(source)));
+  for (const [config, field] of targetConfigs(properties))
+    findings.push(dropped(`${at}.${field}`, `config "${config.name}": ${configWhy(target)}`));
   const secrets = [...(properties.source?.secrets ?? []).map((_, k) => `source.secrets[${k}]`)];
   if (typeof properties.target !== 'string') secrets.push(...(properties.target.secrets ?? []).map((_, k) => `target.secrets[${k}]`));
   for (const field of secrets) findings.push(dropped(`${at}.${field}`, LINK_SECRETS));
@@ -143,9 +176,11 @@ function sourceConfigFinding(config: ConfigProperty, path: string, pkg: string, 
   const keys = Object.keys(config.properties ?? {});
   if (pkg === 'wasmcloud:messaging' && keys.includes('subscriptions')) {
     const rest = keys.filter((k) => k !== 'subscriptions');
-    if (rest.length === 0) return mapped(path, `config "${config.name}": subscriptions → the wasmcloud:messaging hostInterface's config.subscriptions`);
+    if (rest.length === 0)
+      return mapped(path, `config "${config.name}": subscriptions → the wasmcloud:messaging hostInterface's config.subscriptions`);
     return dropped(path, `config "${config.name}": subscriptions → config.subscriptions, but ${rest.join(', ')} ${why}`);
   }
-  if (pkg === 'wasi:http' && keys.some((k) => k.toLowerCase() === 'address')) return dropped(path, `config "${config.name}" (${keys.join(', ')}): ${LISTEN_ADDRESS}`);
+  if (pkg === 'wasi:http' && keys.some((k) => k.toLowerCase() === 'address'))
+    return dropped(path, `config "${config.name}" (${keys.join(', ')}): ${LISTEN_ADDRESS}`);
   return dropped(path, `config "${config.name}"${keys.length > 0 ? ` (${keys.join(', ')})` : ''}: ${why}`);
 }

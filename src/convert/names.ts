@@ -35,5 +35,8 @@ export function comparePaths(a: string, b: string): number {
 }
 
 function tokens(path: string): (string | number)[] {
-  return path.split(/[.[\]]+/).filter((t) => t !== '').map((t) => (/^\d+$/.test(t) ? Number(t) : t));
+  return path
+    .split(/[.[\]]+/)
+    .filter((t) => t !== '')
+    .map((t) => (/^\d+$/.test(t) ? Number(t) : t));
 }

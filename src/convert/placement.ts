@@ -40,7 +40,10 @@ export function placementsOf(components: readonly IndexedComponent[]): { placeme
   for (const { component, index } of components) {
     if (scalers.some((s) => s.owner === component.name)) continue;
     findings.push(
-      approximated(`spec.components[${index}].traits`, `no scaler: wadm never starts this component, v2 runs it in every replica of the workload`),
+      approximated(
+        `spec.components[${index}].traits`,
+        `no scaler: wadm never starts this component, v2 runs it in every replica of the workload`,
+      ),
     );
   }
   return { placements, findings };
@@ -49,7 +52,14 @@ export function placementsOf(components: readonly IndexedComponent[]): { placeme
 function scalersOf({ component, index }: IndexedComponent): Scaler[] {
   return (component.traits ?? []).flatMap((trait, t) =>
     trait.type === 'spreadscaler' || trait.type === 'daemonscaler'
-      ? [{ type: trait.type, properties: trait.properties as ScalerProperties, path: `spec.components[${index}].traits[${t}]`, owner: component.name }]
+      ? [
+          {
+            type: trait.type,
+            properties: trait.properties as ScalerProperties,
+            path: `spec.components[${index}].traits[${t}]`,
+            owner: component.name,
+          },
+        ]
       : [],
   );
 }
@@ -62,7 +72,10 @@ function spreadPlacements(lead: Scaler): Placement[] {
   const spreads = lead.properties.spread ?? [];
   const instances = instancesOf(lead.properties);
   if (spreads.length <= 1) return [{ suffix: undefined, hostSelector: nonEmpty(spreads[0]?.requirements), replicas: instances }];
-  const shares = spreadShares(instances, spreads.map((s) => s.weight ?? DEFAULT_WEIGHT));
+  const shares = spreadShares(
+    instances,
+    spreads.map((s) => s.weight ?? DEFAULT_WEIGHT),
+  );
   return spreads.map((spread, i) => ({ suffix: spread.name, hostSelector: nonEmpty(spread.requirements), replicas: shares[i]! }));
 }
 
@@ -99,7 +112,10 @@ function leadFinding(lead: Scaler, placements: Placement[]): Finding {
 function followerFinding(scaler: Scaler, lead: Scaler | undefined, placements: Placement[]): Finding {
   if (scaler.type === 'daemonscaler') {
     const replicas = placements.map((p) => p.replicas).join('/');
-    return dropped(scaler.path, `daemonscaler: v2 has no per-host scaler; the workload runs ${replicas} replica(s), scale it with spec.replicas or an HPA`);
+    return dropped(
+      scaler.path,
+      `daemonscaler: v2 has no per-host scaler; the workload runs ${replicas} replica(s), scale it with spec.replicas or an HPA`,
+    );
   }
   if (lead !== undefined && canonicalJson(scaler.properties) === canonicalJson(lead.properties)) {
     return mapped(scaler.path, `same spreadscaler as component "${lead.owner}": shares the workload's replicas`);

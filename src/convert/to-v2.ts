@@ -46,7 +46,13 @@ export function convertToV2(app: ValidSpec, options: V2Options = {}): V2Conversi
   });
 
   const allowHosts = options.allowHosts ?? [];
-  const links = mapLinks({ components: spec.components, inWorkload: new Set(kept.map((k) => k.workload.name)), hostInterfaces, httpHost: options.httpHost, allowHosts });
+  const links = mapLinks({
+    components: spec.components,
+    inWorkload: new Set(kept.map((k) => k.workload.name)),
+    hostInterfaces,
+    httpHost: options.httpHost,
+    allowHosts,
+  });
   findings.push(...links.findings);
   spec.components.forEach((component, index) => {
     if (component.type === 'capability') findings.push(...providerFindings(component, index, links.providerPackages.get(component.name)));
@@ -80,7 +86,13 @@ export function convertToV2(app: ValidSpec, options: V2Options = {}): V2Conversi
   return { resources, findings };
 }
 
-function deployment(name: string, namespace: string | undefined, metadata: ApplicationMetadata, replicas: number, spec: WorkloadSpec): WorkloadDeployment {
+function deployment(
+  name: string,
+  namespace: string | undefined,
+  metadata: ApplicationMetadata,
+  replicas: number,
+  spec: WorkloadSpec,
+): WorkloadDeployment {
   return {
     apiVersion: V2_API_VERSION,
     kind: WORKLOAD_DEPLOYMENT,

@@ -24,7 +24,10 @@ export function withFormer(call: Call, facts: LatticeFacts, v: Verdict, cleanup:
   const retired = retireFormer(call, facts, former, cleanup);
   if ('action' in retired) return retired;
   const said = { ...v, message: [v.message, ...retired.notes].join('; ') };
-  if (finalized && retired.remaining.length > 0) return { answer: respond(call, { ...blockedFinalize(call, facts, retired.remaining[0]!), message: said.message }, false, retired.remaining) };
+  if (finalized && retired.remaining.length > 0)
+    return {
+      answer: respond(call, { ...blockedFinalize(call, facts, retired.remaining[0]!), message: said.message }, false, retired.remaining),
+    };
   return { answer: respond(call, said, finalized, retired.remaining) };
 }
 
@@ -36,9 +39,14 @@ function blockedFinalize(call: Call, facts: LatticeFacts, lattice: string): Verd
   return say.unavailable(lattice, there.unavailable ?? { reason: 'BadReply', message: 'no answer' }, version, call.previousStatus);
 }
 
-
 export function respond(call: Call, v: Verdict, finalized?: boolean, formerLattices: string[] = []): HookResponse {
-  const context = { generation: call.app.ref.generation, lattice: call.app.lattice, formerLattices, previous: call.previousStatus, now: call.now };
+  const context = {
+    generation: call.app.ref.generation,
+    lattice: call.app.lattice,
+    formerLattices,
+    previous: call.previousStatus,
+    now: call.now,
+  };
   const { status, resyncAfterSeconds } = buildStatus(context, v);
   const response: HookResponse = { status, children: [] };
   // A finalized resource is gone: there is nothing to look at again.
@@ -46,4 +54,3 @@ export function respond(call: Call, v: Verdict, finalized?: boolean, formerLatti
   if (finalized !== undefined) response.finalized = finalized;
   return response;
 }
-

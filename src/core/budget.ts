@@ -34,7 +34,10 @@ export function storedBytes(versions: { version: string; bytes: number }[], depl
 
 /** A version's size if this call knows it: read with its annotations, put by us, or remembered. */
 function sizeOf(model: ModelFacts, version: string): number | undefined {
-  return (Object.hasOwn(model.known, version) ? model.known[version]!.bytes : undefined) ?? (model.sizes && Object.hasOwn(model.sizes, version) ? model.sizes[version] : undefined);
+  return (
+    (Object.hasOwn(model.known, version) ? model.known[version]!.bytes : undefined) ??
+    (model.sizes && Object.hasOwn(model.sizes, version) ? model.sizes[version] : undefined)
+  );
 }
 
 export function roomForPut(model: ModelFacts | null, put: Newcomer, maxPayloadBytes: number | undefined): Room {

@@ -81,9 +81,7 @@ export interface KeyEvidence {
 }
 
 export type Collision =
-  | { kind: 'model'; key: string }
-  | { kind: 'index'; key: string; lattice: string; existing: boolean }
-  | { kind: 'own-index'; key: string };
+  { kind: 'model'; key: string } | { kind: 'index'; key: string; lattice: string; existing: boolean } | { kind: 'own-index'; key: string };
 
 /** Whether writing this model would collide, on what wadm answered; undefined when it would not. */
 export function collision(model: ModelName, evidence: KeyEvidence): Collision | undefined {

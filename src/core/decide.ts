@@ -75,7 +75,9 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
   if (app.suspend) return { verdict: say.suspended(version) };
   // Whatever wadm says right after our own deploy predates it: no need to ask (on a cold start
   // with thousands of applications, one wadm request in four).
-  const deploy = facts.writes.find((w): w is Extract<Write, { kind: 'deploy' }> => w.kind === 'deploy' && w.lattice === undefined && w.version === version);
+  const deploy = facts.writes.find(
+    (w): w is Extract<Write, { kind: 'deploy' }> => w.kind === 'deploy' && w.lattice === undefined && w.version === version,
+  );
   if (deploy) return { verdict: justDeployed(version, deploy.replacing && say.drift(deploy.replacing)) };
   if (facts.status === undefined) return { action: { kind: 'read-status' } };
   // Still waiting for wadm to speak of our deploy: keep saying what drift it healed.
@@ -126,11 +128,22 @@ function pinnedConflict(app: ValidApplication, model: ModelFacts | null): { read
   // Own properties only: a version named `constructor` or `__proto__` is on every object.
   if (!Object.hasOwn(model.known, version)) return { read: version };
   if (model.known[version]!.contentHash === contentHash) return undefined;
-  return { verdict: verdict('VersionConflict', `version "${version}" already exists in wadm with different content: change spec.version to publish this spec`, { version }) };
+  return {
+    verdict: verdict(
+      'VersionConflict',
+      `version "${version}" already exists in wadm with different content: change spec.version to publish this spec`,
+      { version },
+    ),
+  };
 }
 
 /** The write that brings wadm closer to the spec, a version to read first, a refusal, or nothing left to do. */
-function nextWrite(call: Call, app: ValidApplication, model: ModelFacts | null, facts: LatticeFacts): Write | { read: string } | { verdict: Verdict } | undefined {
+function nextWrite(
+  call: Call,
+  app: ValidApplication,
+  model: ModelFacts | null,
+  facts: LatticeFacts,
+): Write | { read: string } | { verdict: Verdict } | undefined {
   const { version } = app.manifest;
   if (app.suspend) return model?.deployedVersion ? { kind: 'undeploy' } : undefined;
   if (model === null || !model.versions.includes(version)) return putWithRoom(call, app, model, facts);
@@ -144,9 +157,18 @@ function nextWrite(call: Call, app: ValidApplication, model: ModelFacts | null, 
 }
 
 /** The put, once wadm's stored value of the model has room for it (budget.ts). */
-function putWithRoom(call: Call, app: ValidApplication, model: ModelFacts | null, facts: LatticeFacts): Write | { read: string } | { verdict: Verdict } {
+function putWithRoom(
+  call: Call,
+  app: ValidApplication,
+  model: ModelFacts | null,
+  facts: LatticeFacts,
+): Write | { read: string } | { verdict: Verdict } {
   const { version, bytes, contentHash } = app.manifest;
-  const room = roomForPut(model, { version, bytes, owner: app.owner, revisionHistoryLimit: app.revisionHistoryLimit }, call.maxPayloadBytes);
+  const room = roomForPut(
+    model,
+    { version, bytes, owner: app.owner, revisionHistoryLimit: app.revisionHistoryLimit },
+    call.maxPayloadBytes,
+  );
   if ('read' in room) return room;
   if ('tooLarge' in room) return { verdict: say.modelTooLarge(version, room.tooLarge, call.maxPayloadBytes!, model!.deployedVersion) };
   if ('prune' in room) {

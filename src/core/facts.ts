@@ -166,7 +166,8 @@ function learnFormer(facts: LatticeFacts, action: Action & { lattice: string }, 
   const before = facts.former?.[action.lattice] ?? NO_FACTS;
   const after = learn(before, own as Action, result);
   const writes = after.writes.length > before.writes.length ? [...facts.writes, action as Write] : facts.writes;
-  const failed = after.failed.length > before.failed.length ? [...facts.failed, { ...after.failed.at(-1)!, write: action as Write }] : facts.failed;
+  const failed =
+    after.failed.length > before.failed.length ? [...facts.failed, { ...after.failed.at(-1)!, write: action as Write }] : facts.failed;
   return { ...facts, writes, failed, former: { ...facts.former, [action.lattice]: after } };
 }
 
@@ -182,7 +183,9 @@ function afterWrite(model: ModelFacts | null | undefined, write: Write): ModelFa
     case 'put': {
       const facts: VersionFacts = { version: write.version, owner: write.owner, contentHash: write.contentHash, bytes: write.bytes };
       const known = { ...model?.known, [write.version]: facts };
-      return model ? { ...model, versions: [...model.versions, write.version], known } : { versions: [write.version], deployedVersion: null, known };
+      return model
+        ? { ...model, versions: [...model.versions, write.version], known }
+        : { versions: [write.version], deployedVersion: null, known };
     }
     case 'deploy':
       return model ? { ...model, deployedVersion: write.version } : model;

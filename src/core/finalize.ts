@@ -26,17 +26,27 @@ function finalizeHere(call: Call, facts: LatticeFacts): Decision {
   const where = `application "${app.ref.name}" in lattice "${app.lattice}"`;
   if (app.deletionPolicy === 'Orphan') return done(verdict('Orphaned', 'Left in wadm as it is (deletionPolicy: Orphan)'));
   // wadm could never have stored a model under a name or lattice that is not a subject token.
-  if (!isWadmName(app.ref.name) || !isWadmName(app.lattice)) return done(verdict('Deleted', 'Nothing to delete: the name or lattice was never valid for wadm'));
+  if (!isWadmName(app.ref.name) || !isWadmName(app.lattice))
+    return done(verdict('Deleted', 'Nothing to delete: the name or lattice was never valid for wadm'));
   // Nothing is ever sent to a lattice the namespace may not use, not even a delete.
   if (!call.latticeAllowed) {
-    return done(verdict('LatticeNotAllowed', `Left in wadm: namespace "${app.ref.namespace}" may not use lattice "${app.lattice}"`, { phase: 'Undeployed' }));
+    return done(
+      verdict('LatticeNotAllowed', `Left in wadm: namespace "${app.ref.namespace}" may not use lattice "${app.lattice}"`, {
+        phase: 'Undeployed',
+      }),
+    );
   }
   const version = app.valid ? app.manifest.version : undefined;
   if (facts.unavailable) {
     const { reason, message } = facts.unavailable;
     if (reason === 'NotPermitted') return done(verdict('LatticeNotPermitted', `Left in wadm: ${message}`, { phase: 'Undeployed' }));
     if (holdsAnotherIndex(facts.unavailable)) {
-      return done(verdict('Deleted', `Nothing to delete: the wadm key of ${where} is lattice "${shadowedLattice(modelNameOf(app))}"'s list of applications`));
+      return done(
+        verdict(
+          'Deleted',
+          `Nothing to delete: the wadm key of ${where} is lattice "${shadowedLattice(modelNameOf(app))}"'s list of applications`,
+        ),
+      );
     }
     return waiting(say.unavailable(app.lattice, facts.unavailable, version, call.previousStatus));
   }
@@ -44,7 +54,13 @@ function finalizeHere(call: Call, facts: LatticeFacts): Decision {
   if (facts.model === null) return done(verdict('Deleted', `Deleted from wadm lattice "${app.lattice}"`));
   // The key holds another lattice's model: delete would purge it with all its versions.
   const squatted = facts.model.storedName === undefined ? undefined : collision(modelNameOf(app), { storedName: facts.model.storedName });
-  if (squatted) return done(verdict('NotOwned', `Left in wadm: the wadm key "${squatted.key}" of ${where} holds an application of another lattice, never this resource's`));
+  if (squatted)
+    return done(
+      verdict(
+        'NotOwned',
+        `Left in wadm: the wadm key "${squatted.key}" of ${where} holds an application of another lattice, never this resource's`,
+      ),
+    );
   const owner = ownership(app, facts.model, version, adopts(app));
   if ('read' in owner) return { action: { kind: 'read-version', version: owner.read } };
   if (owner.is === 'foreign') return done(verdict('NotOwned', `Left in wadm: ${where} ${say.heldBy(app, owner.owners)}`));

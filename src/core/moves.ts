@@ -72,7 +72,8 @@ function retireOne(call: Call, lattice: string, facts: LatticeFacts, cleanup: Cl
   const owner = ownership(app, facts.model, undefined, false);
   if ('read' in owner) return { action: { kind: 'read-version', version: owner.read } };
   if (owner.is === 'foreign') return { done: true };
-  if (facts.rejected) return { done: false, note: `wadm refused to ${facts.rejected.step} in ${where}: ${facts.rejected.message}; will retry` };
+  if (facts.rejected)
+    return { done: false, note: `wadm refused to ${facts.rejected.step} in ${where}: ${facts.rejected.message}; will retry` };
   if (cleanup === 'delete') return { action: { kind: 'delete', version: null } };
   if (facts.model.deployedVersion !== null) return { action: { kind: 'undeploy' } };
   return { done: true, ...(done && { note: done }) };

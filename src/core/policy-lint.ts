@@ -49,7 +49,8 @@ export function prefixPairs(policy: LatticePolicy): PrefixPair[] {
 
 export function describePair(pair: PrefixPair): string {
   // A glob such as `team-*` or `*` produces both `x` and `x-…` by itself.
-  if (pair.shorter === pair.longer) return `${pair.shorter.said} can produce a lattice and that lattice followed by "-…": an application of the first can take the wadm key of the second's index`;
+  if (pair.shorter === pair.longer)
+    return `${pair.shorter.said} can produce a lattice and that lattice followed by "-…": an application of the first can take the wadm key of the second's index`;
   return `${pair.shorter.said} and ${pair.longer.said}: an application of the first can take the wadm key of the second's index`;
 }
 

@@ -24,7 +24,13 @@ interface ReasonInfo {
 }
 
 export const REASONS = {
-  Deployed: { phases: ['Deployed'], ready: 'True', pace: 'settled', fixedBy: 'nobody', doc: 'wadm deployed the desired version and reports it deployed' },
+  Deployed: {
+    phases: ['Deployed'],
+    ready: 'True',
+    pace: 'settled',
+    fixedBy: 'nobody',
+    doc: 'wadm deployed the desired version and reports it deployed',
+  },
   Progressing: {
     phases: ['Reconciling', 'Undeployed'],
     ready: 'False',
@@ -33,8 +39,22 @@ export const REASONS = {
     fixedBy: 'nobody',
     doc: 'the desired version was just deployed (also after healing drift: the message says what wadm had deployed instead); with phase Undeployed wadm has not started it — wadm reconciles a lattice only while hosts in it send heartbeats, so check that hosts run in that lattice',
   },
-  Reconciling: { phases: ['Reconciling'], ready: 'False', condition: 'Reconciling', pace: 'progressing', fixedBy: 'nobody', doc: 'wadm is scaling components and providers' },
-  WaitingForHosts: { phases: ['Waiting'], ready: 'False', condition: 'Reconciling', pace: 'progressing', fixedBy: 'platform', doc: 'wadm waits for hosts in the lattice' },
+  Reconciling: {
+    phases: ['Reconciling'],
+    ready: 'False',
+    condition: 'Reconciling',
+    pace: 'progressing',
+    fixedBy: 'nobody',
+    doc: 'wadm is scaling components and providers',
+  },
+  WaitingForHosts: {
+    phases: ['Waiting'],
+    ready: 'False',
+    condition: 'Reconciling',
+    pace: 'progressing',
+    fixedBy: 'platform',
+    doc: 'wadm waits for hosts in the lattice',
+  },
   ScalerFailed: {
     phases: ['Failed'],
     ready: 'False',
@@ -43,7 +63,14 @@ export const REASONS = {
     fixedBy: 'platform',
     doc: "a scaler failed (for example no host matches a spread's requirements); the message is wadm's",
   },
-  Unhealthy: { phases: ['Unhealthy'], ready: 'False', condition: 'Stalled', pace: 'stalled', fixedBy: 'platform', doc: 'wadm reports the application unhealthy' },
+  Unhealthy: {
+    phases: ['Unhealthy'],
+    ready: 'False',
+    condition: 'Stalled',
+    pace: 'stalled',
+    fixedBy: 'platform',
+    doc: 'wadm reports the application unhealthy',
+  },
   Undeployed: {
     phases: ['Undeployed'],
     ready: 'False',
@@ -52,7 +79,14 @@ export const REASONS = {
     doc: 'wadm holds versions of the application and none is deployed (reported by the `status` command, which compares with no resource)',
   },
   Suspended: { phases: ['Suspended'], ready: 'False', pace: 'settled', fixedBy: 'user', doc: '`spec.suspend` is true' },
-  InvalidSpec: { phases: ['Invalid'], ready: 'False', condition: 'Stalled', pace: 'settled', fixedBy: 'user', doc: 'the spec is wrong; the message names the field. Nothing was sent to wadm' },
+  InvalidSpec: {
+    phases: ['Invalid'],
+    ready: 'False',
+    condition: 'Stalled',
+    pace: 'settled',
+    fixedBy: 'user',
+    doc: 'the spec is wrong; the message names the field. Nothing was sent to wadm',
+  },
   ManifestTooLarge: {
     phases: ['Invalid'],
     ready: 'False',
@@ -61,8 +95,22 @@ export const REASONS = {
     fixedBy: 'user',
     doc: "the rendered manifest is larger than the NATS server's `max_payload`; the message gives both sizes. Nothing was sent: shrink the spec (move large config into config references) or raise `max_payload`",
   },
-  ModelTooLarge: { phases: ['Failed'], ready: 'False', condition: 'Stalled', pace: 'settled', fixedBy: 'user', doc: "wadm keeps every version of an application in one NATS message: the deployed version and the new one together would pass the NATS server's `max_payload`, so nothing was put (older versions are deleted to make room first, never the deployed one); the message gives both sizes: shrink the spec, or raise `max_payload`" },
-  ManifestInvalid: { phases: ['Invalid'], ready: 'False', condition: 'Stalled', pace: 'settled', fixedBy: 'user', doc: "wadm refused the manifest; the message is wadm's" },
+  ModelTooLarge: {
+    phases: ['Failed'],
+    ready: 'False',
+    condition: 'Stalled',
+    pace: 'settled',
+    fixedBy: 'user',
+    doc: "wadm keeps every version of an application in one NATS message: the deployed version and the new one together would pass the NATS server's `max_payload`, so nothing was put (older versions are deleted to make room first, never the deployed one); the message gives both sizes: shrink the spec, or raise `max_payload`",
+  },
+  ManifestInvalid: {
+    phases: ['Invalid'],
+    ready: 'False',
+    condition: 'Stalled',
+    pace: 'settled',
+    fixedBy: 'user',
+    doc: "wadm refused the manifest; the message is wadm's",
+  },
   LatticeNotAllowed: {
     phases: ['Failed', 'Undeployed'],
     ready: 'False',
@@ -79,7 +127,14 @@ export const REASONS = {
     fixedBy: 'platform',
     doc: 'wadm refused the deploy (for example a shared application that is not deployed); retried every 60 s',
   },
-  WadmRejected: { phases: ['Failed'], ready: 'False', condition: 'Stalled', pace: 'stalled', fixedBy: 'platform', doc: "wadm refused an undeploy; the message is wadm's; retried every 60 s" },
+  WadmRejected: {
+    phases: ['Failed'],
+    ready: 'False',
+    condition: 'Stalled',
+    pace: 'stalled',
+    fixedBy: 'platform',
+    doc: "wadm refused an undeploy; the message is wadm's; retried every 60 s",
+  },
   OwnershipConflict: {
     phases: ['Failed'],
     ready: 'False',
@@ -96,7 +151,14 @@ export const REASONS = {
     fixedBy: 'user',
     doc: "wadm would store this application under a key that another lattice's application or another lattice's list of applications already uses (wadm keys models by `<lattice>-<name>`); nothing was written: rename the resource or choose a `spec.lattice` without `-` (see Shared wadm and name collisions)",
   },
-  VersionConflict: { phases: ['Failed'], ready: 'False', condition: 'Stalled', pace: 'settled', fixedBy: 'user', doc: '`spec.version` names a version with other content; bump it' },
+  VersionConflict: {
+    phases: ['Failed'],
+    ready: 'False',
+    condition: 'Stalled',
+    pace: 'settled',
+    fixedBy: 'user',
+    doc: '`spec.version` names a version with other content; bump it',
+  },
   LatticeUnavailable: {
     phases: ['Unknown'],
     ready: 'Unknown',
@@ -105,11 +167,47 @@ export const REASONS = {
     fixedBy: 'platform',
     doc: 'NATS or wadm cannot be reached (disconnected, no responders, timeout, storage errors while no other lattice answers); the last known wadm fields are kept and the hook retries',
   },
-  LatticeNotPermitted: { phases: ['Failed', 'Undeployed'], ready: 'False', condition: 'Stalled', pace: 'stalled', fixedBy: 'platform', doc: "NATS refuses this service's user a subject of that lattice (permissions violation); the message names the subject and what to grant (SECURITY.md); other lattices keep working; retried every 60 s. At finalize the application is left in wadm" },
-  Deleted: { phases: ['Undeployed'], ready: 'False', pace: 'settled', fixedBy: 'nobody', finalize: true, doc: 'the application and all its versions were deleted from wadm (or never existed)' },
-  Orphaned: { phases: ['Undeployed'], ready: 'False', pace: 'settled', fixedBy: 'nobody', finalize: true, doc: '`deletionPolicy: Orphan`: the application keeps running in wadm' },
-  NotOwned: { phases: ['Undeployed'], ready: 'False', pace: 'settled', fixedBy: 'nobody', finalize: true, doc: 'the wadm application was not this resource\'s, so it was left as it is' },
-  DeleteFailed: { phases: ['Failed'], ready: 'False', condition: 'Stalled', pace: 'stalled', fixedBy: 'platform', finalize: true, doc: "wadm refused the delete; the message is wadm's; the finalizer stays and the hook retries" },
+  LatticeNotPermitted: {
+    phases: ['Failed', 'Undeployed'],
+    ready: 'False',
+    condition: 'Stalled',
+    pace: 'stalled',
+    fixedBy: 'platform',
+    doc: "NATS refuses this service's user a subject of that lattice (permissions violation); the message names the subject and what to grant (SECURITY.md); other lattices keep working; retried every 60 s. At finalize the application is left in wadm",
+  },
+  Deleted: {
+    phases: ['Undeployed'],
+    ready: 'False',
+    pace: 'settled',
+    fixedBy: 'nobody',
+    finalize: true,
+    doc: 'the application and all its versions were deleted from wadm (or never existed)',
+  },
+  Orphaned: {
+    phases: ['Undeployed'],
+    ready: 'False',
+    pace: 'settled',
+    fixedBy: 'nobody',
+    finalize: true,
+    doc: '`deletionPolicy: Orphan`: the application keeps running in wadm',
+  },
+  NotOwned: {
+    phases: ['Undeployed'],
+    ready: 'False',
+    pace: 'settled',
+    fixedBy: 'nobody',
+    finalize: true,
+    doc: "the wadm application was not this resource's, so it was left as it is",
+  },
+  DeleteFailed: {
+    phases: ['Failed'],
+    ready: 'False',
+    condition: 'Stalled',
+    pace: 'stalled',
+    fixedBy: 'platform',
+    finalize: true,
+    doc: "wadm refused the delete; the message is wadm's; the finalizer stays and the hook retries",
+  },
 } as const satisfies Record<string, ReasonInfo>;
 
 export type Reason = keyof typeof REASONS;
@@ -125,7 +223,11 @@ export interface Verdict {
 }
 
 /** A verdict in the reason's usual phase. */
-export function verdict(reason: Reason, message: string, fields: Omit<Verdict, 'reason' | 'message' | 'phase'> & { phase?: Phase } = {}): Verdict {
+export function verdict(
+  reason: Reason,
+  message: string,
+  fields: Omit<Verdict, 'reason' | 'message' | 'phase'> & { phase?: Phase } = {},
+): Verdict {
   return { phase: REASONS[reason].phases[0], ...fields, reason, message };
 }
 
@@ -156,12 +258,24 @@ export function manifestTooLarge(manifest: { version: string; bytes: number }, m
 export function latticeNotPermitted(lattice: string, message: string, version: string | undefined, previous: unknown): Verdict {
   const last = lastKnown(previous);
   const text = `Cannot use lattice "${lattice}": ${message}; will retry`;
-  return verdict('LatticeNotPermitted', text, { ...(version !== undefined ? { version } : {}), deployedVersion: last.deployedVersion, scalers: last.scalers });
+  return verdict('LatticeNotPermitted', text, {
+    ...(version !== undefined ? { version } : {}),
+    deployedVersion: last.deployedVersion,
+    scalers: last.scalers,
+  });
 }
 
 /** Even the deployed version and the new one would not fit in the one NATS message wadm stores them in. */
-export function modelTooLarge(version: string, size: { bytes: number; limit: number }, maxPayloadBytes: number, deployedVersion: string | null): Verdict {
-  const together = deployedVersion === null ? `version ${version} and the version that keeps this resource its owner` : `the deployed version ${deployedVersion} and version ${version}`;
+export function modelTooLarge(
+  version: string,
+  size: { bytes: number; limit: number },
+  maxPayloadBytes: number,
+  deployedVersion: string | null,
+): Verdict {
+  const together =
+    deployedVersion === null
+      ? `version ${version} and the version that keeps this resource its owner`
+      : `the deployed version ${deployedVersion} and version ${version}`;
   const message =
     `wadm keeps every version of an application in one NATS message: ${together} would take ${size.bytes} bytes, ` +
     `more than the ${size.limit} bytes that the NATS server's max_payload of ${maxPayloadBytes} bytes leaves for it, so nothing was put ` +
@@ -169,10 +283,19 @@ export function modelTooLarge(version: string, size: { bytes: number; limit: num
   return verdict('ModelTooLarge', message, { version, deployedVersion });
 }
 
-export function unavailable(lattice: string, cause: { reason: string; message: string }, version: string | undefined, previous: unknown): Verdict {
+export function unavailable(
+  lattice: string,
+  cause: { reason: string; message: string },
+  version: string | undefined,
+  previous: unknown,
+): Verdict {
   const message = `Cannot reach wadm for lattice "${lattice}" (${cause.reason}): ${cause.message}; will retry`;
   const last = lastKnown(previous);
-  return verdict('LatticeUnavailable', message, { ...(version !== undefined ? { version } : {}), deployedVersion: last.deployedVersion, scalers: last.scalers });
+  return verdict('LatticeUnavailable', message, {
+    ...(version !== undefined ? { version } : {}),
+    deployedVersion: last.deployedVersion,
+    scalers: last.scalers,
+  });
 }
 
 /** Who holds a model that is not ours, as far as this resource's namespace may know. */
@@ -183,19 +306,35 @@ export function heldBy(app: { ref: { namespace: string } }, owners: (string | nu
   return neighbour ? `belongs to ${neighbour}` : 'belongs to a resource in another namespace';
 }
 
-export function ownershipConflict(app: { ref: { namespace: string; name: string }; lattice: string }, owners: (string | null)[], version: string): Verdict {
+export function ownershipConflict(
+  app: { ref: { namespace: string; name: string }; lattice: string },
+  owners: (string | null)[],
+  version: string,
+): Verdict {
   const unowned = owners.every((o) => o === null);
-  const advice = unowned ? `to take it over, annotate this resource with ${ADOPT_ANNOTATION}: "true"` : 'rename this resource or choose another spec.lattice';
+  const advice = unowned
+    ? `to take it over, annotate this resource with ${ADOPT_ANNOTATION}: "true"`
+    : 'rename this resource or choose another spec.lattice';
   // Nothing changes until someone else acts; the CompositeController's resyncPeriodSeconds looks again.
-  return verdict('OwnershipConflict', `wadm application "${app.ref.name}" in lattice "${app.lattice}" ${heldBy(app, owners)}; ${advice}`, { version });
+  return verdict('OwnershipConflict', `wadm application "${app.ref.name}" in lattice "${app.lattice}" ${heldBy(app, owners)}; ${advice}`, {
+    version,
+  });
 }
 
-export function rejected(step: string, message: string, version: string, model: { deployedVersion: string | null } | null | undefined): Verdict {
+export function rejected(
+  step: string,
+  message: string,
+  version: string,
+  model: { deployedVersion: string | null } | null | undefined,
+): Verdict {
   const deployedVersion = model?.deployedVersion ?? null;
   if (step === 'put') return verdict('ManifestInvalid', `wadm rejected the manifest: ${message}`, { version, deployedVersion });
   // A deploy can be refused for reasons outside this resource (a shared application not yet
   // deployed, a component id used by another application): look again later.
-  return verdict(step === 'deploy' ? 'DeployFailed' : 'WadmRejected', `wadm refused to ${step} version "${version}": ${message}`, { version, deployedVersion });
+  return verdict(step === 'deploy' ? 'DeployFailed' : 'WadmRejected', `wadm refused to ${step} version "${version}": ${message}`, {
+    version,
+    deployedVersion,
+  });
 }
 
 export function suspended(version: string): Verdict {
@@ -222,7 +361,9 @@ function lastKnown(previous: unknown): { deployedVersion: string | null; scalers
   const status = (previous ?? {}) as { deployedVersion?: unknown; scalers?: unknown };
   const deployedVersion = typeof status.deployedVersion === 'string' ? status.deployedVersion : null;
   const scalers = Array.isArray(status.scalers)
-    ? status.scalers.filter(isScalerStatus).map(({ kind, name, status, message }) => (message === undefined ? { kind, name, status } : { kind, name, status, message }))
+    ? status.scalers
+        .filter(isScalerStatus)
+        .map(({ kind, name, status, message }) => (message === undefined ? { kind, name, status } : { kind, name, status, message }))
     : [];
   return { deployedVersion, scalers };
 }
@@ -230,7 +371,11 @@ function lastKnown(previous: unknown): { deployedVersion: string | null; scalers
 function isScalerStatus(value: unknown): value is ScalerStatus {
   const s = value as Partial<ScalerStatus> | null;
   return (
-    typeof s === 'object' && s !== null && typeof s.kind === 'string' && typeof s.name === 'string' &&
-    (SCALER_STATES as readonly string[]).includes(s.status as string) && (s.message === undefined || typeof s.message === 'string')
+    typeof s === 'object' &&
+    s !== null &&
+    typeof s.kind === 'string' &&
+    typeof s.name === 'string' &&
+    (SCALER_STATES as readonly string[]).includes(s.status as string) &&
+    (s.message === undefined || typeof s.message === 'string')
   );
 }

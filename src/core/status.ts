@@ -1,7 +1,14 @@
 // Turns a verdict into the status Metacontroller writes, and wadm's own status into a verdict.
 // Deterministic: the only clock value is lastTransitionTime, kept from the previous status unless
 // the condition's status flips, so an unchanged situation gives byte-identical status.
-import { type ApplicationStatus, type Condition, type ConditionStatus, type ConditionType, type ScalerState, type ScalerStatus } from '../schema/status.js';
+import {
+  type ApplicationStatus,
+  type Condition,
+  type ConditionStatus,
+  type ConditionType,
+  type ScalerState,
+  type ScalerStatus,
+} from '../schema/status.js';
 import type { LatticeStatus, StatusFacts } from './facts.js';
 import { byCodeUnits } from './order.js';
 import { REASONS, verdict, type Pace, type Verdict } from './reasons.js';
@@ -114,7 +121,9 @@ function scalersOf(status: LatticeStatus): ScalerStatus[] {
     if (s.status.message) entry.message = s.status.message;
     return entry;
   });
-  return scalers.sort((a, b) => byCodeUnits(a.kind, b.kind) || byCodeUnits(a.name, b.name) || byCodeUnits(a.message ?? '', b.message ?? ''));
+  return scalers.sort(
+    (a, b) => byCodeUnits(a.kind, b.kind) || byCodeUnits(a.name, b.name) || byCodeUnits(a.message ?? '', b.message ?? ''),
+  );
 }
 
 function firstFailing(scalers: ScalerStatus[]): string | undefined {

@@ -21,7 +21,11 @@ export interface Run {
 }
 
 /** Asks the core for the next step, performs it, folds the result in, until the core answers. */
-export async function runSteps(decide: (call: Call, facts: LatticeFacts) => Step, call: Call, perform: (action: Action) => Promise<ActionResult>): Promise<Run> {
+export async function runSteps(
+  decide: (call: Call, facts: LatticeFacts) => Step,
+  call: Call,
+  perform: (action: Action) => Promise<ActionResult>,
+): Promise<Run> {
   let facts = NO_FACTS;
   const actions: Action[] = [];
   for (;;) {
@@ -29,7 +33,10 @@ export async function runSteps(decide: (call: Call, facts: LatticeFacts) => Step
     if ('answer' in step) return { call, response: step.answer, actions, facts };
     // A wadm that keeps contradicting itself ends as LatticeUnavailable rather than a hung hook.
     if (actions.length >= MAX_STEPS) {
-      facts = { ...facts, unavailable: { reason: 'BadReply', message: `wadm gave inconsistent answers over ${MAX_STEPS} requests`, during: 'read-model' } };
+      facts = {
+        ...facts,
+        unavailable: { reason: 'BadReply', message: `wadm gave inconsistent answers over ${MAX_STEPS} requests`, during: 'read-model' },
+      };
       continue;
     }
     actions.push(step.action);

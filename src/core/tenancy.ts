@@ -28,7 +28,7 @@ export const LatticePolicySchema = Type.Object(
           }),
           lattices: Type.Array(Type.String({ pattern: LATTICE_PATTERN }), {
             minItems: 1,
-            description: 'Lattices these namespaces may target; `{namespace}` is the namespace\'s own name, `*` any lattice.',
+            description: "Lattices these namespaces may target; `{namespace}` is the namespace's own name, `*` any lattice.",
           }),
         },
         { additionalProperties: false },

@@ -1,10 +1,6 @@
 // Turns a hook's parent into a ValidSpec (the spec, ready to render), or into problems that each
 // name the field to fix; the application's Identity either way. Mirrors wadm's own manifest validation so a bad spec never reaches NATS.
-import {
-  ApplicationSpecSchema,
-  DEFAULT_REVISION_HISTORY_LIMIT,
-  type ApplicationSpec,
-} from '../schema/application.js';
+import { ApplicationSpecSchema, DEFAULT_REVISION_HISTORY_LIMIT, type ApplicationSpec } from '../schema/application.js';
 import type { Parent } from '../schema/hook.js';
 import { compile } from '../schema/validator.js';
 import { ADOPT_ANNOTATION, isPassedThrough, isValidOamKey, isWadmName, VERSION_ANNOTATION } from './names.js';
@@ -73,9 +69,7 @@ export function validateParent(parent: Parent, defaultLattice: string): Validati
   const { ref, owner, lattice, deletionPolicy } = identity;
   const problems: string[] = [];
   if (!isWadmName(ref.name)) {
-    problems.push(
-      `metadata.name: "${ref.name}" cannot be a wadm application name: use at most 253 letters, digits, "-" and "_" (no dots)`,
-    );
+    problems.push(`metadata.name: "${ref.name}" cannot be a wadm application name: use at most 253 letters, digits, "-" and "_" (no dots)`);
   }
   const labels = stringMap(parent.metadata.labels, 'metadata.labels', problems);
   const annotations = stringMap(parent.metadata.annotations, 'metadata.annotations', problems);

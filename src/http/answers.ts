@@ -159,7 +159,8 @@ export class Answers {
 
   private forget(uid: string): void {
     const entry = this.entries.get(uid);
-    if (entry?.settled) this.entries.set(uid, { resourceVersion: entry.resourceVersion, content: entry.content, app: entry.app, settled: undefined });
+    if (entry?.settled)
+      this.entries.set(uid, { resourceVersion: entry.resourceVersion, content: entry.content, app: entry.app, settled: undefined });
   }
 }
 
@@ -175,7 +176,9 @@ function sameKey(a: AnswerKey, b: AnswerKey): boolean {
 function fingerprint(parent: Parent): string | undefined {
   const { namespace, name, generation, labels, annotations } = parent.metadata;
   try {
-    return createHash('sha1').update(JSON.stringify([namespace, name, generation, labels, annotations, parent.spec])).digest('base64');
+    return createHash('sha1')
+      .update(JSON.stringify([namespace, name, generation, labels, annotations, parent.spec]))
+      .digest('base64');
   } catch {
     return undefined; // too deep to serialise: derivation reports it
   }

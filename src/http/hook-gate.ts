@@ -64,7 +64,12 @@ export function hookGate(deps: GateDeps, refuse: Refuse, closing: { now: boolean
       // turn rather than exhaust the heap. One call alone always passes (up to the body limit).
       const bytes = declaredBytes(request.headers['content-length'], deps.bodyLimit);
       if (inFlight > 0 && bytesInFlight + bytes > bytesBound) {
-        return void refuse(request, reply.header('retry-after', '1'), 429, `hook bodies in flight would exceed ${bytesBound} bytes (HOOK_BYTES_IN_FLIGHT); retry`);
+        return void refuse(
+          request,
+          reply.header('retry-after', '1'),
+          429,
+          `hook bodies in flight would exceed ${bytesBound} bytes (HOOK_BYTES_IN_FLIGHT); retry`,
+        );
       }
       inFlight++;
       bytesInFlight += bytes;

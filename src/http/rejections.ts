@@ -28,7 +28,10 @@ export function errorBody(status: number, message: string): ErrorBody {
 }
 
 /** A framework error (parsing, limits) turned into our status and message, never its code. */
-export function describeFrameworkError(error: Error & { statusCode?: number; code?: string }, bodyLimit: number): { status: number; body: ErrorBody } {
+export function describeFrameworkError(
+  error: Error & { statusCode?: number; code?: string },
+  bodyLimit: number,
+): { status: number; body: ErrorBody } {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

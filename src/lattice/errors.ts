@@ -32,7 +32,10 @@ export function outcomeOf(err: unknown): string {
 export function unavailable(err: unknown, subject: string, timeoutMs: number, grant: string): WadmUnavailableError {
   const code = (err as NatsError).code;
   if (code === ErrorCode.PermissionsViolation) {
-    return new WadmUnavailableError('NotPermitted', `NATS refused this service's user to publish to "${subject}" (permissions violation); grant it ${grant} (see SECURITY.md)`);
+    return new WadmUnavailableError(
+      'NotPermitted',
+      `NATS refused this service's user to publish to "${subject}" (permissions violation); grant it ${grant} (see SECURITY.md)`,
+    );
   }
   if (code === ErrorCode.NoResponders) return new WadmUnavailableError('NoResponders', `no wadm is listening on ${subject}`);
   if (code === ErrorCode.Timeout) return new WadmUnavailableError('Timeout', `wadm did not answer ${subject} within ${timeoutMs} ms`);

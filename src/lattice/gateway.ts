@@ -64,7 +64,10 @@ export class LatticeGateway {
         return { kind: 'key', key: modelKey(action.key), holds: await this.keyHolds(action.key) };
       case 'read-status': {
         const known = this.knowledge.status(lattice, name);
-        return { kind: 'status', status: known ?? this.knowledge.rememberStatus(lattice, name, await this.client.status(lattice, name), false) };
+        return {
+          kind: 'status',
+          status: known ?? this.knowledge.rememberStatus(lattice, name, await this.client.status(lattice, name), false),
+        };
       }
       case 'put': {
         const outcome = await this.client.put(lattice, action.body);

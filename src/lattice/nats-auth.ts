@@ -1,13 +1,7 @@
 // NATS authentication and TLS from the configuration. Secret files are read at every
 // (re)connect, not once, so that a rotated Kubernetes Secret takes effect without a restart.
 import { readFileSync } from 'node:fs';
-import {
-  credsAuthenticator,
-  nkeyAuthenticator,
-  tokenAuthenticator,
-  usernamePasswordAuthenticator,
-  type ConnectionOptions,
-} from 'nats';
+import { credsAuthenticator, nkeyAuthenticator, tokenAuthenticator, usernamePasswordAuthenticator, type ConnectionOptions } from 'nats';
 import type { Config } from '../plumbing/config.js';
 
 export function natsSecurityOptions(config: Config): Partial<ConnectionOptions> {

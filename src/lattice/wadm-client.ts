@@ -7,14 +7,7 @@ import { badReply, outcomeOf, unavailable, WadmUnavailableError } from './errors
 import { LatticeLimiters } from './limiter.js';
 import { apiSubject, grantFor, type ModelOperation } from './subjects.js';
 import type { KeyHolds } from '../core/facts.js';
-import {
-  GetReplySchema,
-  ListReplySchema,
-  ReplySchema,
-  StatusReplySchema,
-  VersionsReplySchema,
-  type WadmStatus,
-} from './wire.js';
+import { GetReplySchema, ListReplySchema, ReplySchema, StatusReplySchema, VersionsReplySchema, type WadmStatus } from './wire.js';
 import type { Static } from '@sinclair/typebox';
 
 export interface WadmClientOptions {
@@ -72,7 +65,11 @@ export class WadmClient {
    * The stored manifest's name (another lattice's model may share the key), annotations and size
    * as wadm serialises it (its KV value holds every version: see core/budget.ts).
    */
-  async metadata(lattice: string, name: string, version?: string): Promise<{ name: string; annotations: Record<string, string>; bytes: number } | null> {
+  async metadata(
+    lattice: string,
+    name: string,
+    version?: string,
+  ): Promise<{ name: string; annotations: Record<string, string>; bytes: number } | null> {
     const manifest = await this.manifest(lattice, name, version);
     if (manifest === null) return null;
     const { metadata } = manifest;
@@ -202,7 +199,8 @@ export class WadmClient {
 
   /** Identical reads in flight are sent once (singleflight); every request waits for a lattice slot. */
   private shared(op: ModelOperation, lattice: string, subject: string, body: string, contentType?: string): Promise<unknown> {
-    const send = () => this.limiters.run(lattice, () => this.request(lattice, op, subject, body, contentType), this.options.timeoutMs, subject);
+    const send = () =>
+      this.limiters.run(lattice, () => this.request(lattice, op, subject, body, contentType), this.options.timeoutMs, subject);
     if (!SHAREABLE.has(op)) return send();
     const key = `${subject}\n${body}`;
     const pending = this.inFlightReads.get(key);

@@ -113,7 +113,9 @@ export class LatticeWatch {
     const subject = subscription.getSubject();
     this.logger.warn(
       { lattice, subject, err: err instanceof Error ? err.message : String(err), retryInSeconds: this.options.retryFailedMs / 1000 },
-      denied ? `NATS refused the subscription to ${subject}: lattice "${lattice}" is served without memory until it is granted` : `the subscription to ${subject} failed`,
+      denied
+        ? `NATS refused the subscription to ${subject}: lattice "${lattice}" is served without memory until it is granted`
+        : `the subscription to ${subject} failed`,
     );
     this.options.onFailure?.(lattice, denied);
   }

@@ -4,7 +4,16 @@ import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from '../schema/kit.js';
 
 /** wadm's StatusType; `compensating` and `ready` are old aliases wadm still accepts. */
-export const WADM_STATUS_TYPES = ['waiting', 'undeployed', 'reconciling', 'deployed', 'failed', 'unhealthy', 'compensating', 'ready'] as const;
+export const WADM_STATUS_TYPES = [
+  'waiting',
+  'undeployed',
+  'reconciling',
+  'deployed',
+  'failed',
+  'unhealthy',
+  'compensating',
+  'ready',
+] as const;
 
 const StatusInfoSchema = Type.Object({
   type: StringEnum(WADM_STATUS_TYPES),
@@ -52,7 +61,13 @@ export const ListReplySchema = Type.Object({
   result: Type.String(),
   message: Type.Optional(Type.String()),
   models: Type.Optional(
-    Type.Array(Type.Object({ name: Type.String(), version: Type.Optional(Type.String()), deployed_version: Type.Optional(Type.Union([Type.String(), Type.Null()])) })),
+    Type.Array(
+      Type.Object({
+        name: Type.String(),
+        version: Type.Optional(Type.String()),
+        deployed_version: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+      }),
+    ),
   ),
 });
 

@@ -119,7 +119,8 @@ export const VARIABLES = {
     env: 'WADM_API_PREFIX',
     default: 'wadm.api',
     description: "Subject prefix of wadm's API (wadm's --api-prefix).",
-    parse: (raw) => (raw.split('.').every((t) => isSubjectToken(t)) ? raw : new Error('must be dot-separated tokens of letters, digits, "-" and "_"')),
+    parse: (raw) =>
+      raw.split('.').every((t) => isSubjectToken(t)) ? raw : new Error('must be dot-separated tokens of letters, digits, "-" and "_"'),
   },
   wadmTimeoutMs: {
     key: 'wadmTimeoutMs',
@@ -189,8 +190,7 @@ export const VARIABLES = {
     key: 'shutdownDelayMs',
     env: 'SHUTDOWN_DELAY_MS',
     default: '3000',
-    description:
-      'On SIGTERM, how long to keep serving with readiness false before closing, so Service endpoints drop this pod first.',
+    description: 'On SIGTERM, how long to keep serving with readiness false before closing, so Service endpoints drop this pod first.',
     parse: integer(0, 60_000),
   },
   modelCacheTtlSeconds: {
@@ -206,11 +206,10 @@ export const VARIABLES = {
     env: 'CACHE_ENTRIES',
     default: '20000',
     description:
-      "Applications whose derived manifest, settled answer and wadm facts are kept in memory (least recently used first out). Set it above the number of applications Metacontroller sends this service, or resyncs cost wadm requests.",
+      'Applications whose derived manifest, settled answer and wadm facts are kept in memory (least recently used first out). Set it above the number of applications Metacontroller sends this service, or resyncs cost wadm requests.',
     parse: integer(100, 1_000_000),
   },
 } satisfies { [K in keyof Config]: Variable<K> };
-
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
 

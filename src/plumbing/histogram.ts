@@ -67,7 +67,11 @@ export class LightHistogram {
   /** The registry's JSON form (and prom-client's get()): each value with all its labels. */
   get() {
     const metric = this.getForPromString();
-    const values = metric.values.map(({ labels, sharedLabels, value, metricName }) => ({ labels: { ...labels, ...sharedLabels }, value, metricName }));
+    const values = metric.values.map(({ labels, sharedLabels, value, metricName }) => ({
+      labels: { ...labels, ...sharedLabels },
+      value,
+      metricName,
+    }));
     return { ...metric, values };
   }
 }

@@ -36,7 +36,10 @@ export class MemoryReclaimer {
   /** The start's own burst is still to be given back, however little the RSS grew since. */
   private startPending: boolean;
 
-  constructor(private readonly deps: ReclaimDeps, private readonly growthBytes = RECLAIM_GROWTH_BYTES) {
+  constructor(
+    private readonly deps: ReclaimDeps,
+    private readonly growthBytes = RECLAIM_GROWTH_BYTES,
+  ) {
     this.baseline = deps.residentBytes();
     this.startPending = deps.collectAfterStart;
   }
@@ -72,10 +75,19 @@ type ExposedGc = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-re
  * The older V8 of Node 20 does not know that option: it shrinks the young generation at a full GC
  * only once it sees a low allocation rate, ~10 s after the calls stopped (measured: not at 6 s).
  */
-export function runtimeReclaimDeps(gc = (globalThis as { gc?: ExposedGc }).gc, v8Major = Number(process.versions.v8.split('.')[0])): ReclaimDeps | undefined {
+export function runtimeReclaimDeps(
+  gc = (globalThis as { gc?: ExposedGc }).gc,
+  v8Major = Number(process.versions.v8.split('.')[0]),
+): ReclaimDeps | undefined {
   if (typeof gc !== 'function') return undefined;
   const residentBytes = () => memoryUsage.rss();
-  if (v8Major >= 13) return { collect: () => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }), residentBytes, quietChecks: 1, collectAfterStart: true };
+  if (v8Major >= 13)
+    return {
+      collect: () => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }),
+      residentBytes,
+      quietChecks: 1,
+      collectAfterStart: true,
+    };
   // Measured: Node 20's young generation stays at 16 MiB through a plain GC 12 s after the start (idle RSS +7 MiB).
   return { collect: () => gc(), residentBytes, quietChecks: Math.ceil(12_000 / RECLAIM_CHECK_MS), collectAfterStart: false };
 }

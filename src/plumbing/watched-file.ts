@@ -32,7 +32,10 @@ export class WatchedFile<T> {
       this.logger.info({ path: this.path }, 'reloaded changed file');
       this.onChange?.(this.value);
     } catch (err) {
-      this.logger.error({ path: this.path, err: (err as Error).message }, 'changed file is unreadable or invalid; keeping the previous content');
+      this.logger.error(
+        { path: this.path, err: (err as Error).message },
+        'changed file is unreadable or invalid; keeping the previous content',
+      );
     }
   }
 

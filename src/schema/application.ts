@@ -2,14 +2,34 @@
 // fields that tell us how to run it. Every description here becomes `kubectl explain` text.
 import { Type, type Static } from '@sinclair/typebox';
 import { ConfigPropertySchema, SecretPropertySchema, TraitSchema } from './component-parts.js';
-import { celRules, CLOSED as closed, LIMITS, listMap, listSet, SCALER_TRAITS as SCALERS, SECRET_POLICY_TYPE, StringEnum, StringMap, SUBJECT_TOKEN } from './kit.js';
+import {
+  celRules,
+  CLOSED as closed,
+  LIMITS,
+  listMap,
+  listSet,
+  SCALER_TRAITS as SCALERS,
+  SECRET_POLICY_TYPE,
+  StringEnum,
+  StringMap,
+  SUBJECT_TOKEN,
+} from './kit.js';
 
 export { LIMITS };
-export { ConfigPropertySchema, LinkPropertiesSchema, ScalerPropertiesSchema, SecretPropertySchema, TraitSchema } from './component-parts.js';
+export {
+  ConfigPropertySchema,
+  LinkPropertiesSchema,
+  ScalerPropertiesSchema,
+  SecretPropertySchema,
+  TraitSchema,
+} from './component-parts.js';
 
 const SharedApplicationRefSchema = Type.Object(
   {
-    name: Type.String({ minLength: 1, description: 'Name of the shared application (annotated `experimental.wasmcloud.dev/shared: "true"`).' }),
+    name: Type.String({
+      minLength: 1,
+      description: 'Name of the shared application (annotated `experimental.wasmcloud.dev/shared: "true"`).',
+    }),
     component: Type.String({ minLength: 1, description: 'Name of the component in the shared application.' }),
   },
   { ...closed, description: 'Use a component of a shared application instead of starting one from an image.' },
@@ -18,7 +38,10 @@ const SharedApplicationRefSchema = Type.Object(
 export const ComponentPropertiesSchema = Type.Object(
   {
     image: Type.Optional(
-      Type.String({ minLength: 1, description: 'OCI reference of the component or provider (also `file://...` and `wasmcloud+builtin://...`).' }),
+      Type.String({
+        minLength: 1,
+        description: 'OCI reference of the component or provider (also `file://...` and `wasmcloud+builtin://...`).',
+      }),
     ),
     application: Type.Optional(SharedApplicationRefSchema),
     id: Type.Optional(
@@ -102,14 +125,12 @@ export const ApplicationSpecSchema = Type.Object(
       }),
     }),
     // Policies stay an atomic list: wadm looks them up by name but does not refuse a repeated one.
-    policies: Type.Optional(
-      Type.Array(PolicySchema, { maxItems: LIMITS.items, description: 'Policies, exactly as in a wadm manifest.' }),
-    ),
+    policies: Type.Optional(Type.Array(PolicySchema, { maxItems: LIMITS.items, description: 'Policies, exactly as in a wadm manifest.' })),
     lattice: Type.Optional(
       Type.String({
         pattern: SUBJECT_TOKEN,
         maxLength: 128,
-        description: 'Lattice to deploy to (letters, digits, `-` and `_`). Default: the service\'s DEFAULT_LATTICE.',
+        description: "Lattice to deploy to (letters, digits, `-` and `_`). Default: the service's DEFAULT_LATTICE.",
       }),
     ),
     version: Type.Optional(
@@ -121,16 +142,14 @@ export const ApplicationSpecSchema = Type.Object(
           'Pin the wadm version name. Default: a hash of the rendered manifest, so an unchanged spec never makes a new version. A pinned version cannot change content: bump it with every change.',
       }),
     ),
-    description: Type.Optional(Type.String({ description: 'Description shown by wadm (the manifest\'s `description` annotation).' })),
+    description: Type.Optional(Type.String({ description: "Description shown by wadm (the manifest's `description` annotation)." })),
     deletionPolicy: Type.Optional(
       StringEnum(DELETION_POLICIES, {
         default: 'Delete',
         description: 'On delete: `Delete` removes the application and all its versions from wadm; `Orphan` leaves it running.',
       }),
     ),
-    suspend: Type.Optional(
-      Type.Boolean({ default: false, description: 'Undeploy the application but keep it and its versions in wadm.' }),
-    ),
+    suspend: Type.Optional(Type.Boolean({ default: false, description: 'Undeploy the application but keep it and its versions in wadm.' })),
     revisionHistoryLimit: Type.Optional(
       Type.Integer({
         minimum: 1,
@@ -147,8 +166,9 @@ export const ApplicationSpecSchema = Type.Object(
     // Link targets are checked by the service alone: target keeps wadm's legacy string form beside {name, ...},
     // so the CRD stores it untyped, and the API server gives CEL no access to untyped fields.
     ...celRules({
-      rule: 'self.components.all(c, !has(c.properties.secrets) || c.properties.secrets.all(s, has(self.policies) && '
-        + `self.policies.exists(p, p.name == s.properties.policy && p.type == '${SECRET_POLICY_TYPE}' && 'backend' in p.properties)))`,
+      rule:
+        'self.components.all(c, !has(c.properties.secrets) || c.properties.secrets.all(s, has(self.policies) && ' +
+        `self.policies.exists(p, p.name == s.properties.policy && p.type == '${SECRET_POLICY_TYPE}' && 'backend' in p.properties)))`,
       message: `components[].properties.secrets[].properties.policy: must name a policy in spec.policies of type ${SECRET_POLICY_TYPE} with a backend property`,
     }),
   },

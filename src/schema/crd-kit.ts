@@ -92,7 +92,10 @@ function convert(node: Node): Node {
   if (patternProperties !== undefined) throw new Error('patternProperties cannot be expressed in a CRD: use StringMap');
   const union = anyOf ?? oneOf;
   if (union !== undefined) {
-    return { ...(rest['description'] !== undefined ? { description: rest['description'] } : {}), 'x-kubernetes-preserve-unknown-fields': true };
+    return {
+      ...(rest['description'] !== undefined ? { description: rest['description'] } : {}),
+      'x-kubernetes-preserve-unknown-fields': true,
+    };
   }
   const out: Node = { ...rest };
   if (typeof out['properties'] === 'object') {

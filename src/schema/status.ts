@@ -63,7 +63,7 @@ export const ApplicationStatusSchema = Type.Object(
     version: Type.Optional(Type.String({ description: 'wadm version that the spec renders to (the desired version).' })),
     deployedVersion: Type.Optional(Type.String({ description: 'wadm version that wadm has deployed, if any.' })),
     phase: Type.Optional(StringEnum(PHASES, { description: 'One-word summary: ' + PHASES.join(', ') + '.' })),
-    message: Type.Optional(Type.String({ description: 'Summary message, the same as the Ready condition\'s.' })),
+    message: Type.Optional(Type.String({ description: "Summary message, the same as the Ready condition's." })),
     scalers: Type.Optional(Type.Array(ScalerStatusSchema, { description: 'Per-scaler status reported by wadm.' })),
     conditions: Type.Optional(
       Type.Array(ConditionSchema, {

@@ -68,7 +68,7 @@ export const WorkloadComponentSchema = Type.Object(
 // server runs them, hostInterfaceProblems() below is the same rule for our own check. `namespace`
 // and `package` are CEL keywords, hence __namespace__ and __package__. A name cannot be empty.
 const orEmpty = (entry: string, field: string) => `(has(${entry}.${field}) ? ${entry}.${field} : '')`;
-const samePackage = "b.__namespace__ == a.__namespace__ && b.__package__ == a.__package__";
+const samePackage = 'b.__namespace__ == a.__namespace__ && b.__package__ == a.__package__';
 export const HOST_INTERFACE_RULES = [
   {
     rule: `self.all(a, self.filter(b, ${samePackage} && ${orEmpty('b', 'name')} == ${orEmpty('a', 'name')} && ${orEmpty('b', 'version')} == ${orEmpty('a', 'version')}).size() == 1)`,
@@ -98,10 +98,7 @@ export const WorkloadSpecSchema = Type.Object(
 export const WorkloadDeploymentSpecSchema = Type.Object(
   {
     replicas: Type.Integer({ minimum: 0, maximum: 2147483647, description: 'Copies of the workload, each on one host.' }),
-    template: Type.Object(
-      { spec: WorkloadSpecSchema },
-      { ...closed, description: 'The workload every replica runs.' },
-    ),
+    template: Type.Object({ spec: WorkloadSpecSchema }, { ...closed, description: 'The workload every replica runs.' }),
   },
   { ...closed, description: 'How many replicas of which workload.' },
 );

@@ -7,7 +7,12 @@ import { SUBJECT_TOKEN } from './kit.js';
 const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
 // Kubernetes annotations on our schemas; they carry no validation rule for Ajv (the CEL rules in
 // x-kubernetes-validations are run by the API server; src/core/components.ts checks the same).
-const KUBERNETES_KEYWORDS = ['x-kubernetes-preserve-unknown-fields', 'x-kubernetes-list-type', 'x-kubernetes-list-map-keys', 'x-kubernetes-validations'];
+const KUBERNETES_KEYWORDS = [
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-validations',
+];
 for (const keyword of KUBERNETES_KEYWORDS) {
   ajv.addKeyword({ keyword, schemaType: ['boolean', 'string', 'array'] });
 }
@@ -70,7 +75,9 @@ function message(error: ErrorObject): string {
     case 'enum':
       return `must be one of ${(params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     case 'pattern':
-      return params['pattern'] === SUBJECT_TOKEN ? 'may contain only letters, digits, "-" and "_"' : `must match ${String(params['pattern'])}`;
+      return params['pattern'] === SUBJECT_TOKEN
+        ? 'may contain only letters, digits, "-" and "_"'
+        : `must match ${String(params['pattern'])}`;
     case 'anyOf':
       return 'does not match any allowed form';
     default:

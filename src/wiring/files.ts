@@ -11,9 +11,14 @@ import { WatchedFile } from '../plumbing/watched-file.js';
 /** The files the service reads and re-reads: lattice policy, bearer token, TLS certificate. */
 export function watchedFiles(config: Config, logger: Logger, intervalMs = 2000) {
   const tenancy: Tenancy = config.latticePolicyFile
-    ? delegate(new WatchedFile(config.latticePolicyFile, (text) => checkedPolicy(text, config, logger), logger, undefined, intervalMs), config.defaultLattice)
+    ? delegate(
+        new WatchedFile(config.latticePolicyFile, (text) => checkedPolicy(text, config, logger), logger, undefined, intervalMs),
+        config.defaultLattice,
+      )
     : defaultOnly(config.defaultLattice);
-  const token = config.hookBearerTokenFile ? new WatchedFile(config.hookBearerTokenFile, parseToken, logger, undefined, intervalMs) : undefined;
+  const token = config.hookBearerTokenFile
+    ? new WatchedFile(config.hookBearerTokenFile, parseToken, logger, undefined, intervalMs)
+    : undefined;
   const tls = config.tlsCertFile && config.tlsKeyFile ? watchedTls(config.tlsCertFile, config.tlsKeyFile, logger, intervalMs) : undefined;
   return {
     tenancy,
@@ -32,9 +37,12 @@ function checkedPolicy(text: string, config: Config, logger: Logger): Tenancy {
   const policy = parsePolicy(text);
   const pairs = prefixPairs(policy).map(describePair);
   if (pairs.length > 0 && config.latticePolicyStrict) {
-    throw new Error(`lattice policy ${config.latticePolicyFile} can produce lattices that collide in wadm (LATTICE_POLICY_STRICT=true): ${pairs.join('; ')}`);
+    throw new Error(
+      `lattice policy ${config.latticePolicyFile} can produce lattices that collide in wadm (LATTICE_POLICY_STRICT=true): ${pairs.join('; ')}`,
+    );
   }
-  for (const pair of pairs) logger.warn({ path: config.latticePolicyFile, pair }, 'lattice policy can produce lattices that collide in wadm');
+  for (const pair of pairs)
+    logger.warn({ path: config.latticePolicyFile, pair }, 'lattice policy can produce lattices that collide in wadm');
   return fromPolicy(policy, config.defaultLattice);
 }
 

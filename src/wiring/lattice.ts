@@ -33,7 +33,14 @@ export interface LatticeOptions {
   deployGraceMs?: number;
 }
 
-export function createLatticeLayer(deps: { config: Config; link: NatsLink; logger: Logger; metrics: Metrics; now: () => number; options: LatticeOptions }) {
+export function createLatticeLayer(deps: {
+  config: Config;
+  link: NatsLink;
+  logger: Logger;
+  metrics: Metrics;
+  now: () => number;
+  options: LatticeOptions;
+}) {
   const { config, link, logger, metrics, now, options } = deps;
   const knowledge = new Knowledge({
     capacity: config.cacheEntries,
@@ -83,7 +90,10 @@ export function createLatticeLayer(deps: { config: Config; link: NatsLink; logge
   const onKeyReadRefused = (lattice: string, message: string) => {
     if (refusedKeyReads.has(lattice) || refusedKeyReads.size >= 1000) return;
     refusedKeyReads.add(lattice);
-    logger.warn({ lattice, err: message }, `checking lattice "${lattice}"'s index key through its own list of applications, which grows with it (SECURITY.md)`);
+    logger.warn(
+      { lattice, err: message },
+      `checking lattice "${lattice}"'s index key through its own list of applications, which grows with it (SECURITY.md)`,
+    );
   };
   return { gateway: new LatticeGateway(client, knowledge, watch, link.isConnected, onKeyReadRefused), knowledge, client, watch };
 }

@@ -54,12 +54,27 @@ describe('fuzzing the bounded caches', () => {
   });
 
   it('Knowledge never holds more applications than its capacity', async () => {
-    type KnowledgeOp = { op: 'status' | 'deployed' | 'lookup' | 'remember' | 'model' | 'forget-model' | 'stamp'; lattice: string; name: string; tick: number } | { op: 'reset' };
+    type KnowledgeOp =
+      | {
+          op: 'status' | 'deployed' | 'lookup' | 'remember' | 'model' | 'forget-model' | 'stamp';
+          lattice: string;
+          name: string;
+          tick: number;
+        }
+      | { op: 'reset' };
     const knowledgeOp: fc.Arbitrary<KnowledgeOp> = fc.oneof(
       {
         weight: 12,
         arbitrary: fc.record({
-          op: fc.constantFrom('status' as const, 'deployed' as const, 'lookup' as const, 'remember' as const, 'model' as const, 'forget-model' as const, 'stamp' as const),
+          op: fc.constantFrom(
+            'status' as const,
+            'deployed' as const,
+            'lookup' as const,
+            'remember' as const,
+            'model' as const,
+            'forget-model' as const,
+            'stamp' as const,
+          ),
           lattice: fc.constantFrom('default', 'other', 'x'),
           name: token,
           tick: fc.nat(20_000),
@@ -68,7 +83,11 @@ describe('fuzzing the bounded caches', () => {
       { weight: 1, arbitrary: fc.constant({ op: 'reset' as const }) },
     );
     const model = { versions: ['v1'], deployedVersion: null, known: { v1: { version: 'v1', owner: 'default/app', contentHash: null } } };
-    const arbitrary = fc.record({ capacity: fc.integer({ min: 1, max: 20 }), ops: fc.array(knowledgeOp, { maxLength: 200 }), status: wadmStatus });
+    const arbitrary = fc.record({
+      capacity: fc.integer({ min: 1, max: 20 }),
+      ops: fc.array(knowledgeOp, { maxLength: 200 }),
+      status: wadmStatus,
+    });
     await property('knowledge: bounded', arbitrary, runs(1000), async ({ capacity, ops, status }) => {
       const clock = testClock(NOW);
       const known = new Knowledge({ capacity, modelTtlMs: 5_000, deployGraceMs: 10_000, livenessMs: 5_000, now: clock.now });

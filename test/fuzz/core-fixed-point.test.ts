@@ -49,7 +49,14 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
   });
 
   it('is deterministic: the same request on the same lattice gives the same response and actions, and is never mutated', async () => {
-    const arbitrary = fc.record({ resource: mostlyValid, seeds: seedModels, desired: desiredSeed, tenancy: tenancyName, chaos: fc.array(chaos, { maxLength: 2 }), finalize: fc.boolean() });
+    const arbitrary = fc.record({
+      resource: mostlyValid,
+      seeds: seedModels,
+      desired: desiredSeed,
+      tenancy: tenancyName,
+      chaos: fc.array(chaos, { maxLength: 2 }),
+      finalize: fc.boolean(),
+    });
     await property('core: determinism', arbitrary, runs(1500), async ({ resource, seeds, desired, tenancy, chaos, finalize }) => {
       const request = requestOf(resource, finalize);
       fc.pre(checkHookRequest(request));
@@ -63,7 +70,11 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
         const hooks = hooksFor(recorder, tenancyOf(tenancy));
         const response = finalize ? await respond(hooks, 'finalize', request, SILENT) : await respond(hooks, 'sync', request, SILENT);
         recorder.assertClean();
-        return JSON.stringify({ response, calls: recorder.calls, app: applicationOf(request.parent, tenancyOf(tenancy).defaultLattice).app });
+        return JSON.stringify({
+          response,
+          calls: recorder.calls,
+          app: applicationOf(request.parent, tenancyOf(tenancy).defaultLattice).app,
+        });
       };
       assert.equal(await once(), await once());
       assert.equal(JSON.stringify(request), text, 'the request was mutated');
@@ -103,7 +114,9 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
         const answer = async (hooks: ReturnType<typeof hooksFor>) => {
           memory = new MemoryLattice();
           seedLattice(memory, seeds);
-          return JSON.stringify(s.finalize ? await respond(hooks, 'finalize', request, SILENT) : await respond(hooks, 'sync', request, SILENT));
+          return JSON.stringify(
+            s.finalize ? await respond(hooks, 'finalize', request, SILENT) : await respond(hooks, 'sync', request, SILENT),
+          );
         };
         const fresh = hooksFor({ perform: (l, n, a) => memory.perform(l, n, a) }, tenancyOf(tenancy));
         assert.equal(await answer(longLived), await answer(fresh), `generation ${s.generation} of ${s.uid ?? 'a parent without uid'}`);
@@ -119,7 +132,9 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
     const edit = async (i: number) => {
       memory = new MemoryLattice();
       // The same object (uid) each time: a 256 KB config value, and a description that changes.
-      const spec = { ...clone(HELLO.spec), description: `edit ${i}` } as unknown as { components: { properties: Record<string, unknown> }[] };
+      const spec = { ...clone(HELLO.spec), description: `edit ${i}` } as unknown as {
+        components: { properties: Record<string, unknown> }[];
+      };
       spec.components[0]!.properties['config'] = [{ name: 'cfg', properties: { blob } }];
       const request = hookRequest({ ...HELLO, spec: spec as Record<string, unknown> }, { generation: i });
       await respond(hooks, 'sync', JSON.parse(JSON.stringify(request)) as HookRequest, SILENT);

@@ -47,8 +47,14 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
   });
 
   it('redeploys an earlier pinned version on rollback, whatever its name (including __proto__ and constructor)', async () => {
-    const versionName = fc.oneof(token, fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'prototype', 'v1'), hostileString.filter((s) => s.length > 0 && s.length <= 128 && s !== 'latest'));
-    const arbitrary = fc.record({ first: versionName, second: versionName, description: hostileString }).filter(({ first, second }) => first !== second);
+    const versionName = fc.oneof(
+      token,
+      fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'prototype', 'v1'),
+      hostileString.filter((s) => s.length > 0 && s.length <= 128 && s !== 'latest'),
+    );
+    const arbitrary = fc
+      .record({ first: versionName, second: versionName, description: hostileString })
+      .filter(({ first, second }) => first !== second);
     await property('core: pinned rollback', arbitrary, runs(300), async ({ first, second, description }) => {
       const memory = new MemoryLattice();
       const hooks = hooksFor(memory, TENANCIES['default-only']!);
@@ -56,7 +62,11 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
       const b = hookRequest({ ...HELLO, spec: { ...HELLO.spec, version: second, description: `${description} (changed)` } });
       for (const request of [a, b]) assert.equal((await respond(hooks, 'sync', request, SILENT)).status.phase, 'Reconciling');
       const rollback = await respond(hooks, 'sync', a, SILENT);
-      assert.equal(rollback.status.conditions?.[0]?.reason, 'Progressing', `rollback to ${JSON.stringify(first)}: ${rollback.status.message}`);
+      assert.equal(
+        rollback.status.conditions?.[0]?.reason,
+        'Progressing',
+        `rollback to ${JSON.stringify(first)}: ${rollback.status.message}`,
+      );
       assert.equal(memory.model('hello-world')?.deployed, first);
     });
   });

@@ -34,7 +34,13 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
   });
 
   it('never throws and sends only single-token subjects, for valid specs with a random path replaced, deleted or added', async () => {
-    const arbitrary = fc.record({ resource: anyResource, seeds: seedModels, desired: desiredSeed, tenancy: tenancyName, chaos: fc.array(chaos, { maxLength: 2 }) });
+    const arbitrary = fc.record({
+      resource: anyResource,
+      seeds: seedModels,
+      desired: desiredSeed,
+      tenancy: tenancyName,
+      chaos: fc.array(chaos, { maxLength: 2 }),
+    });
     const tally = new Tally();
     let calls = 0;
     await property('core: mutated valid specs', arbitrary, runs(3000), async ({ resource, seeds, desired, tenancy, chaos }) => {
@@ -64,7 +70,8 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
       assert.ok(checkHookRequest(request), 'the envelope stays a hook request');
       const recorder = new RecordingLattice(new MemoryLattice(), TENANCIES['default-only']!, request.parent.metadata.namespace);
       const hooks = hooksFor(recorder, TENANCIES['default-only']!);
-      const response = c.hook === 'sync' ? await respond(hooks, 'sync', request, SILENT) : await respond(hooks, 'finalize', request, SILENT);
+      const response =
+        c.hook === 'sync' ? await respond(hooks, 'sync', request, SILENT) : await respond(hooks, 'finalize', request, SILENT);
       assertHookResponse(response, c.hook === 'finalize');
       recorder.assertClean();
     });
@@ -73,15 +80,25 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
   it('never sends a NATS subject longer than a protocol line (4 KB), whatever the length of metadata.name', async () => {
     // Kubernetes limits names to 253 characters, but the hook is an HTTP endpoint anyone who can
     // reach it may call; one such call must not make NATS drop the connection every hook shares.
-    const arbitrary = fc.record({ length: fc.integer({ min: 100, max: 200_000 }), hook: fc.constantFrom('sync' as const, 'finalize' as const), char: fc.constantFrom('n', '_', '-', '9') });
+    const arbitrary = fc.record({
+      length: fc.integer({ min: 100, max: 200_000 }),
+      hook: fc.constantFrom('sync' as const, 'finalize' as const),
+      char: fc.constantFrom('n', '_', '-', '9'),
+    });
     await property('core: long names', arbitrary, runs(100), async ({ length, hook, char }) => {
-      const request = hookRequest({ ...HELLO, metadata: { ...HELLO.metadata, name: char.repeat(length) } }, { finalizing: hook === 'finalize' });
+      const request = hookRequest(
+        { ...HELLO, metadata: { ...HELLO.metadata, name: char.repeat(length) } },
+        { finalizing: hook === 'finalize' },
+      );
       const memory = new MemoryLattice();
       // A model under that name exists, so that finalize would go as far as a delete.
       memory.seed(char.repeat(length), [['v1', { owner: `default/${char.repeat(length)}`, contentHash: null }]]);
       const recorder = new RecordingLattice(memory, TENANCIES['default-only']!, 'default');
       const hooks = hooksFor(recorder, TENANCIES['default-only']!);
-      assertHookResponse(hook === 'sync' ? await respond(hooks, 'sync', request, SILENT) : await respond(hooks, 'finalize', request, SILENT), hook === 'finalize');
+      assertHookResponse(
+        hook === 'sync' ? await respond(hooks, 'sync', request, SILENT) : await respond(hooks, 'finalize', request, SILENT),
+        hook === 'finalize',
+      );
       recorder.assertClean();
     });
   });

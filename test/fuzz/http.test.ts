@@ -8,10 +8,32 @@ import { MemoryLattice } from '../support/memory-lattice.js';
 import { hookRequest } from '../support/resources.js';
 import { assertNoPrototypePollution, checkAfterFuzzing, exposeGc, NOW, property, runs, SEED, totals } from '../support/fuzz/run.js';
 import { jsonish, rawJson, token } from '../support/fuzz/values.js';
-import { anyResource, deepCase, deepText, envelopeCase, envelopeText, HELLO, hugeCase, hugeRequest, mostlyValid, nested, requestOf } from '../support/fuzz/requests.js';
+import {
+  anyResource,
+  deepCase,
+  deepText,
+  envelopeCase,
+  envelopeText,
+  HELLO,
+  hugeCase,
+  hugeRequest,
+  mostlyValid,
+  nested,
+  requestOf,
+} from '../support/fuzz/requests.js';
 import { chaos, desiredSeed, seedDesired, seedLattice, seedModels } from '../support/fuzz/wadm-state.js';
 import { RecordingLattice, show, TOO_LONG } from '../support/fuzz/lattices.js';
-import { assertAnswered, assertHookResponse, checkHookRequest, harness, post, SMALL_BODY_LIMIT, TENANCIES, tenancyName, tenancyOf } from '../support/fuzz/hooks.js';
+import {
+  assertAnswered,
+  assertHookResponse,
+  checkHookRequest,
+  harness,
+  post,
+  SMALL_BODY_LIMIT,
+  TENANCIES,
+  tenancyName,
+  tenancyOf,
+} from '../support/fuzz/hooks.js';
 
 describe('fuzzing the HTTP layer (buildServer + app.inject with raw payloads)', () => {
   const hook = fc.constantFrom('sync' as const, 'finalize' as const);
@@ -23,10 +45,34 @@ describe('fuzzing the HTTP layer (buildServer + app.inject with raw payloads)', 
       { weight: 1, arbitrary: fc.json() },
       { weight: 1, arbitrary: jsonish.map((v) => JSON.stringify(v) ?? 'null') },
       { weight: 3, arbitrary: envelopeCase.map(envelopeText).chain((t) => fc.nat(t.length).map((k) => t.slice(0, k))) },
-      { weight: 1, arbitrary: fc.tuple(envelopeCase.map(envelopeText), fc.constantFrom('x', '}', ',', ']', ' garbage', '\u0000', '{}')).map(([t, s]) => t + s) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .tuple(envelopeCase.map(envelopeText), fc.constantFrom('x', '}', ',', ']', ' garbage', '\u0000', '{}'))
+          .map(([t, s]) => t + s),
+      },
       { weight: 1, arbitrary: envelopeCase.map((e) => `\ufeff${envelopeText(e)}`) },
       { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 60 }) },
-      { weight: 1, arbitrary: fc.constantFrom('', ' ', 'null', 'true', '[]', '{}', '""', 'NaN', 'undefined', '{"parent":null}', '{"parent":{}}', '{"parent":{"metadata":{}}}', '{"parent":{"metadata":{"name":"a","namespace":"b"}}}', '{"__proto__":{"parent":{}}}', '{"constructor":{"prototype":{"x":1}}}') },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          '',
+          ' ',
+          'null',
+          'true',
+          '[]',
+          '{}',
+          '""',
+          'NaN',
+          'undefined',
+          '{"parent":null}',
+          '{"parent":{}}',
+          '{"parent":{"metadata":{}}}',
+          '{"parent":{"metadata":{"name":"a","namespace":"b"}}}',
+          '{"__proto__":{"parent":{}}}',
+          '{"constructor":{"prototype":{"x":1}}}',
+        ),
+      },
       { weight: 1, arbitrary: fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.from(bytes)) },
     );
     const arbitrary = fc.record({ payload, hook, contentType: fc.constantFrom('application/json', 'application/json; charset=utf-8') });
@@ -37,7 +83,10 @@ describe('fuzzing the HTTP layer (buildServer + app.inject with raw payloads)', 
       const res = await post(h, hook, payload, contentType);
       assertAnswered(h, res, [200, 400]);
       // No namespace is known here, so only the token rules are checked.
-      assert.deepEqual(recorder.violations.filter((v) => !v.includes('may not use')), []);
+      assert.deepEqual(
+        recorder.violations.filter((v) => !v.includes('may not use')),
+        [],
+      );
       assertNoPrototypePollution();
     });
   });
@@ -71,7 +120,13 @@ describe('fuzzing the HTTP layer (buildServer + app.inject with raw payloads)', 
 
   it('answers 200 to valid specs with mutated fields and stale or garbage previous statuses', async (t) => {
     const h = harness(t, TENANCIES['any-lattice']!);
-    const arbitrary = fc.record({ resource: anyResource, seeds: seedModels, desired: desiredSeed, chaos: fc.array(chaos, { maxLength: 2 }), hook });
+    const arbitrary = fc.record({
+      resource: anyResource,
+      seeds: seedModels,
+      desired: desiredSeed,
+      chaos: fc.array(chaos, { maxLength: 2 }),
+      hook,
+    });
     await property('http: mutated valid specs', arbitrary, runs(400), async ({ resource, seeds, desired, chaos, hook }) => {
       const request = requestOf(resource, hook === 'finalize');
       fc.pre(checkHookRequest(request));
@@ -113,7 +168,8 @@ describe('fuzzing the HTTP layer (buildServer + app.inject with raw payloads)', 
       assertAnswered(h, res, [Buffer.byteLength(text) > SMALL_BODY_LIMIT ? 413 : 200]);
       // The status never echoes a big input, except status.lattice, which repeats spec.lattice even
       // when it is invalid (the CRD limits spec.lattice to 128 characters, so only a bypassed CRD gets here).
-      if (res.statusCode === 200 && c.place !== 'lattice') assert.ok(res.body.length < 64 * 1024, `a ${res.body.length}-byte answer echoes the input`);
+      if (res.statusCode === 200 && c.place !== 'lattice')
+        assert.ok(res.body.length < 64 * 1024, `a ${res.body.length}-byte answer echoes the input`);
       // Subject length is the business of 'http: long names'.
       recorder.assertClean(TOO_LONG);
     });
@@ -145,7 +201,12 @@ describe('fuzzing the HTTP layer (buildServer + app.inject with raw payloads)', 
   it('reaches a status fixed point through HTTP, with now advancing between calls', async (t) => {
     let now = NOW;
     const h = harness(t, TENANCIES['any-lattice']!, { now: () => now });
-    const arbitrary = fc.record({ resource: mostlyValid, seeds: seedModels, desired: desiredSeed, advanceMs: fc.integer({ min: 0, max: 120_000 }) });
+    const arbitrary = fc.record({
+      resource: mostlyValid,
+      seeds: seedModels,
+      desired: desiredSeed,
+      advanceMs: fc.integer({ min: 0, max: 120_000 }),
+    });
     await property('http: fixed point of status', arbitrary, runs(300), async ({ resource, seeds, desired, advanceMs }) => {
       const request = requestOf(resource);
       fc.pre(checkHookRequest(request));
@@ -205,7 +266,12 @@ describe('fuzzing the HTTP layer (buildServer + app.inject with raw payloads)', 
   it('answers a 1 MB spec with thousands of invalid fields with InvalidSpec', async (t) => {
     const h = harness(t, TENANCIES['default-only']!);
     // target is x-kubernetes-preserve-unknown-fields in the CRD, so the API server admits this.
-    const components = Array.from({ length: 8000 }, (_, i) => ({ name: `c${i}`, type: 'component', properties: { image: 'i' }, traits: [{ type: 'link', properties: { target: i } }] }));
+    const components = Array.from({ length: 8000 }, (_, i) => ({
+      name: `c${i}`,
+      type: 'component',
+      properties: { image: 'i' },
+      traits: [{ type: 'link', properties: { target: i } }],
+    }));
     const text = JSON.stringify(hookRequest({ ...HELLO, spec: { components } }));
     const started = performance.now();
     const res = await post(h, 'sync', text);

@@ -26,7 +26,10 @@ function required(name: string): string {
 const IMAGE = required('IMAGE_TEST_IMAGE');
 
 function docker(args: string[], input?: string): { code: number | null; stdout: string; stderr: string } {
-  const run = spawnSync(required('IMAGE_TEST_DOCKER'), ['-H', `unix://${required('IMAGE_TEST_SOCKET')}`, ...args], { input, encoding: 'utf8' });
+  const run = spawnSync(required('IMAGE_TEST_DOCKER'), ['-H', `unix://${required('IMAGE_TEST_SOCKET')}`, ...args], {
+    input,
+    encoding: 'utf8',
+  });
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
@@ -50,7 +53,10 @@ function securityFlags(): string[] {
 
 /** The ConfigMap's variables (manifests/config.env) with the given ones replacing theirs. */
 function environmentFlags(overrides: Record<string, string>): string[] {
-  const pairs = read('manifests/config.env').split('\n').filter((l) => /^[A-Z_]+=/.test(l)).map((l) => l.split('=', 2) as [string, string]);
+  const pairs = read('manifests/config.env')
+    .split('\n')
+    .filter((l) => /^[A-Z_]+=/.test(l))
+    .map((l) => l.split('=', 2) as [string, string]);
   const env = { ...Object.fromEntries(pairs), ...overrides };
   return Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
 }
@@ -99,7 +105,10 @@ describe('the image, run as the Deployment runs it', () => {
 
   it("holds none of the build machine's CA bundle, which only the build stages had", () => {
     const env = JSON.parse(docker(['image', 'inspect', '-f', '{{json .Config.Env}}', IMAGE]).stdout) as string[];
-    assert.equal(env.some((e) => e.startsWith('NODE_EXTRA_CA_CERTS=')), false);
+    assert.equal(
+      env.some((e) => e.startsWith('NODE_EXTRA_CA_CERTS=')),
+      false,
+    );
     const probe = `process.stdout.write(String(require('fs').existsSync(${JSON.stringify(required('IMAGE_TEST_BUILD_CA'))})))`;
     const exists = docker(['run', '--rm', '--network', 'none', '--entrypoint', '/nodejs/bin/node', IMAGE, '-e', probe]);
     assert.equal(exists.stdout, 'false', exists.stderr);
@@ -116,11 +125,22 @@ describe('the image, run as the Deployment runs it', () => {
 
   it('logs human-readable lines with LOG_FORMAT=pretty (pino-pretty, from those node_modules, in a worker thread)', async (t) => {
     const pretty = `${name}-pretty`;
-    const env = environmentFlags({ PORT: String(await freePort()), HOST: '127.0.0.1', NATS_URL: 'nats://127.0.0.1:1', LOG_FORMAT: 'pretty' });
+    const env = environmentFlags({
+      PORT: String(await freePort()),
+      HOST: '127.0.0.1',
+      NATS_URL: 'nats://127.0.0.1:1',
+      LOG_FORMAT: 'pretty',
+    });
     const run = docker(['run', '-d', '--name', pretty, '--network', 'host', ...securityFlags(), ...env, IMAGE]);
     assert.equal(run.code, 0, run.stderr);
     t.after(() => docker(['rm', '-f', pretty]));
-    const first = await until(() => docker(['logs', pretty]).stdout.split('\n').find((l) => l.includes('starting wasmcloud-metacontroller')), { what: 'a first log line', timeoutMs: WAIT_MS, intervalMs: 200 });
+    const first = await until(
+      () =>
+        docker(['logs', pretty])
+          .stdout.split('\n')
+          .find((l) => l.includes('starting wasmcloud-metacontroller')),
+      { what: 'a first log line', timeoutMs: WAIT_MS, intervalMs: 200 },
+    );
     assert.throws(() => JSON.parse(first), 'a pretty line, not JSON');
     assert.match(first, /INFO/);
   });
@@ -132,13 +152,18 @@ describe('the image, run as the Deployment runs it', () => {
 
   it("runs node with the entrypoint's --expose-gc, so the service gives the memory of a burst back", () => {
     // Logged before the service listens, so it is there once /healthz answered (the test above).
-    const starting = docker(['logs', name]).stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Obj).find((l) => String(l['msg']).startsWith('starting '));
+    const starting = docker(['logs', name])
+      .stdout.split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Obj)
+      .find((l) => String(l['msg']).startsWith('starting '));
     assert.equal(starting?.['memoryReclaim'], true, JSON.stringify(starting));
   });
 
   it('runs the service on jemalloc, which gives freed memory back to the system (see the Dockerfile)', () => {
     // PID 1 is the service; its memory map shows what the dynamic loader preloaded.
-    const probe = "process.stdout.write(String(require('fs').readFileSync('/proc/1/maps', 'utf8').includes('/usr/local/lib/libjemalloc.so.2')))";
+    const probe =
+      "process.stdout.write(String(require('fs').readFileSync('/proc/1/maps', 'utf8').includes('/usr/local/lib/libjemalloc.so.2')))";
     const mapped = docker(['exec', name, '/nodejs/bin/node', '-e', probe]);
     assert.equal(mapped.stdout, 'true', mapped.stderr);
   });
@@ -165,7 +190,8 @@ describe('the image, run as the Deployment runs it', () => {
   });
 
   it('validates resources from stdin with `validate -` and exits 1 on an invalid one', () => {
-    const validate = (yamlText: string) => docker(['run', '--rm', '-i', '--network', 'none', ...securityFlags(), IMAGE, 'validate', '-'], yamlText);
+    const validate = (yamlText: string) =>
+      docker(['run', '--rm', '-i', '--network', 'none', ...securityFlags(), IMAGE, 'validate', '-'], yamlText);
     const app = read('examples/apps/hello-world.yaml');
     const valid = validate(app);
     assert.equal(valid.code, 0, valid.stderr);
@@ -174,7 +200,10 @@ describe('the image, run as the Deployment runs it', () => {
     assert.notEqual(dangling, app);
     const invalid = validate(dangling);
     assert.equal(invalid.code, 1, invalid.stderr);
-    assert.match(invalid.stdout, /^-: WasmCloudApplication default\/hello-world: \S+: link target "missing" is not a component of this application\n$/);
+    assert.match(
+      invalid.stdout,
+      /^-: WasmCloudApplication default\/hello-world: \S+: link target "missing" is not a component of this application\n$/,
+    );
   });
 
   it("stops with exit 0 on SIGTERM within the Deployment's grace period, after its shutdown delay", (t) => {
@@ -184,7 +213,10 @@ describe('the image, run as the Deployment runs it', () => {
     assert.equal(docker(['stop', '-t', String(grace), name]).code, 0);
     t.diagnostic(`stopped ${Date.now() - started} ms after SIGTERM (grace period ${grace} s)`);
     assert.equal(docker(['inspect', '-f', '{{.State.ExitCode}}', name]).stdout.trim(), '0');
-    const messages = docker(['logs', name]).stdout.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as Obj)['msg']);
+    const messages = docker(['logs', name])
+      .stdout.split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as Obj)['msg']);
     assert.ok(messages.includes('shutting down: readiness off, finishing hook calls in flight'), messages.join('\n'));
     assert.equal(messages.at(-1), 'stopped');
   });

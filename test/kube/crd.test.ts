@@ -34,11 +34,14 @@ async function deleteApp(name: string): Promise<void> {
 
 /** Every WasmCloudApplication document in the YAML files under examples/. */
 function exampleApplications(): { file: string; doc: Resource }[] {
-  const files = readdirSync(join(ROOT, 'examples'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.yaml')).sort();
+  const files = readdirSync(join(ROOT, 'examples'), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.yaml'))
+    .sort();
   return files.flatMap((file) =>
     (yaml.loadAll(readFileSync(join(ROOT, 'examples', file), 'utf8')) as Resource[])
       .filter((doc) => doc?.kind === KIND)
-      .map((doc) => ({ file, doc })));
+      .map((doc) => ({ file, doc })),
+  );
 }
 
 describe('the CRD on a real API server', () => {
@@ -58,13 +61,24 @@ describe('the CRD on a real API server', () => {
       await kube.kubectlOk(['apply', '-f', '-'], { input });
       await kube.kubectlOk(['apply', '--server-side', '--field-manager=gitops', '--force-conflicts', '-f', '-'], { input });
       const stored = JSON.parse(await kube.kubectlOk(['get', 'wcapp', doc.metadata.name, '-o', 'json']));
-      assert.deepEqual(stored.spec.components.map((c: { name: string }) => c.name), (doc.spec['components'] as { name: string }[]).map((c) => c.name), file);
+      assert.deepEqual(
+        stored.spec.components.map((c: { name: string }) => c.name),
+        (doc.spec['components'] as { name: string }[]).map((c) => c.name),
+        file,
+      );
       await deleteApp(doc.metadata.name);
     }
   });
 
   it('accepts every valid wadm fixture as a WasmCloudApplication', async () => {
-    for (const file of ['hello.yaml', 'complex.yaml', 'daemonscaler.yaml', 'secrets-policy.yaml', 'shared-http.yaml', 'shared-http-dev.yaml']) {
+    for (const file of [
+      'hello.yaml',
+      'complex.yaml',
+      'daemonscaler.yaml',
+      'secrets-policy.yaml',
+      'shared-http.yaml',
+      'shared-http-dev.yaml',
+    ]) {
       const run = await kube.kubectl(['apply', '--dry-run=server', '-f', '-'], { input: json(wasmApp(file).build()) });
       assert.equal(run.code, 0, `${file}: ${run.stderr}`);
     }
@@ -82,7 +96,10 @@ describe('the CRD on a real API server', () => {
     await kube.kubectlOk(['apply', '-f', '-'], { input: json(wasmApp().build()) });
     const written = new Set<string>();
     for (const verdict of verdictsOfEveryPhase()) {
-      const { status } = buildStatus({ generation: 1, lattice: 'default', previous: undefined, now: Date.parse('2026-01-01T00:00:00Z') }, verdict);
+      const { status } = buildStatus(
+        { generation: 1, lattice: 'default', previous: undefined, now: Date.parse('2026-01-01T00:00:00Z') },
+        verdict,
+      );
       const live = (await kube.client.request('GET', `${COLLECTION}/hello-world`)).body;
       const res = await kube.client.request('PUT', `${COLLECTION}/hello-world/status`, { ...live, status });
       assert.equal(res.status, 200, `${verdict.phase}: ${json(res.body)}`);
@@ -94,13 +111,25 @@ describe('the CRD on a real API server', () => {
 
   it('prints the columns docs/resource.md shows for `kubectl get wcapp`', async () => {
     await kube.kubectlOk(['apply', '-f', '-'], { input: json(wasmApp().build()) });
-    const { status } = buildStatus({ generation: 1, lattice: 'default', previous: undefined, now: Date.now() }, deployed('sha-72ddc1eef3fe1252'));
+    const { status } = buildStatus(
+      { generation: 1, lattice: 'default', previous: undefined, now: Date.now() },
+      deployed('sha-72ddc1eef3fe1252'),
+    );
     const live = (await kube.client.request('GET', `${COLLECTION}/hello-world`)).body;
     assert.equal((await kube.client.request('PUT', `${COLLECTION}/hello-world/status`, { ...live, status })).status, 200);
     const table = await kube.kubectlOk(['get', 'wcapp', 'hello-world']);
-    const [header, row] = table.trim().split('\n').map((line) => line.trim().split(/\s{2,}/));
+    const [header, row] = table
+      .trim()
+      .split('\n')
+      .map((line) => line.trim().split(/\s{2,}/));
     assert.deepEqual(header, ['NAME', 'LATTICE', 'VERSION', 'READY', 'STATUS', 'AGE']);
-    assert.deepEqual(row!.slice(0, 5), ['hello-world', 'default', 'sha-72ddc1eef3fe1252', 'True', 'Version sha-72ddc1eef3fe1252 is deployed']);
+    assert.deepEqual(row!.slice(0, 5), [
+      'hello-world',
+      'default',
+      'sha-72ddc1eef3fe1252',
+      'True',
+      'Version sha-72ddc1eef3fe1252 is deployed',
+    ]);
     assert.deepEqual(pageTable('kubectl get wcapp'), [header, [...row!.slice(0, 5), '2m']]);
     const wide = await kube.kubectlOk(['get', 'wcapp', 'hello-world', '-o', 'wide']);
     assert.match(wide.split('\n')[0]!, /PHASE\s+DEPLOYED$/);
@@ -137,7 +166,12 @@ function verdictsOfEveryPhase(): Verdict[] {
   const reasons = (Object.keys(REASONS) as Reason[]).flatMap((reason) =>
     REASONS[reason].phases.map((phase) => verdictOf(reason, `situation ${reason}`, { phase, version, deployedVersion: version })),
   );
-  return [...['deployed', 'reconciling', 'waiting', 'unhealthy', 'failed', 'undeployed'].map((type) => wadmSays(version, { type, message: `wadm says ${type}` })), ...reasons];
+  return [
+    ...['deployed', 'reconciling', 'waiting', 'unhealthy', 'failed', 'undeployed'].map((type) =>
+      wadmSays(version, { type, message: `wadm says ${type}` }),
+    ),
+    ...reasons,
+  ];
 }
 
 type Spec = Record<string, any>; // a spec to break, read and written by path
@@ -156,36 +190,77 @@ const SHARED_REF = { name: 'shared-http', component: 'httpserver' };
 
 // Each refused spec, and what the API server must say (the field path it reports, then our message).
 const REFUSED: [string, Resource, RegExp][] = [
-  ['two components with one name', broken((s) => (components(s)[1]!['name'] = 'http-component')),
-    /spec\.components\[1\]: Duplicate value: .*"name":"http-component"/],
-  ['a spreadscaler without instances', broken((s) => (trait(s, 0, 0)['properties'] = {})),
-    /spec\.components\[0\]\.traits\[0\]: Invalid value: properties\.instances: is required for a spreadscaler or daemonscaler/],
-  ['a daemonscaler without instances', broken((s) => (components(s)[0]!['traits'][0] = { type: 'daemonscaler', properties: { spread: [] } })),
-    /spec\.components\[0\]\.traits\[0\]: .*properties\.instances: is required/],
-  ['a component with both image and application', broken((s) => (components(s)[0]!['properties'].application = SHARED_REF)),
-    /spec\.components\[0\]\.properties: Invalid value: properties: set exactly one of image or application/],
-  ['a component with neither image nor application', broken((s) => delete components(s)[0]!['properties'].image),
-    /spec\.components\[0\]\.properties: .*set exactly one of image or application/],
-  ['a shared component with its own config', broken((s) => (components(s)[1]!['properties'] = { application: SHARED_REF, config: [{ name: 'c' }] })),
-    /spec\.components\[1\]\.properties: .*properties\.application: a component of a shared application cannot have its own config or secrets/],
-  ['a shared component with a scaler', broken((s) => (components(s)[0]!['properties'] = { application: SHARED_REF })),
-    /spec\.components\[0\]: .*traits: a component of a shared application cannot have a spreadscaler or daemonscaler/],
-  ['a link without interfaces', broken((s) => delete trait(s, 1, 0)['properties'].interfaces),
-    /spec\.components\[1\]\.traits\[0\]: .*properties: a link needs namespace, package and interfaces/],
-  ['a link that names an interface twice', broken((s) => (trait(s, 1, 0)['properties'].interfaces = ['incoming-handler', 'incoming-handler'])),
-    /spec\.components\[1\]\.traits\[0\]\.properties\.interfaces\[1\]: Duplicate value: "incoming-handler"/],
-  ['a scaler with link settings', broken((s) => (trait(s, 0, 0)['properties'].namespace = 'wasi')),
-    /spec\.components\[0\]\.traits\[0\]: .*a spreadscaler or daemonscaler takes only instances and spread/],
-  ['a link with instances', broken((s) => (trait(s, 1, 0)['properties'].instances = 2)),
-    /spec\.components\[1\]\.traits\[0\]: .*a link takes no instances, replicas or spread/],
-  ['two components with one explicit id', broken((s) => components(s).forEach((c) => (c['properties'].id = 'same'))),
-    /spec\.components: .*components\[\]\.properties\.id: two components have the same explicit id/],
-  ['version "latest"', broken((s) => (s['version'] = 'latest')),
-    /spec\.version: .*version: "latest" is not allowed in wadm/],
-  ['a secret whose policy is not in spec.policies', broken((s) => (components(s)[0]!['properties'].secrets = [{ name: 's', properties: { policy: 'vault', key: 'k' } }])),
-    /spec: .*components\[\]\.properties\.secrets\[\]\.properties\.policy: must name a policy in spec\.policies of type policy\.secret\.wasmcloud\.dev\/v1alpha1 with a backend property/],
-  ['a name with a dot, which cannot be a wadm application name', wasmApp().named('hello.world').build(),
-    /metadata\.name: a wadm application name cannot contain dots/],
+  [
+    'two components with one name',
+    broken((s) => (components(s)[1]!['name'] = 'http-component')),
+    /spec\.components\[1\]: Duplicate value: .*"name":"http-component"/,
+  ],
+  [
+    'a spreadscaler without instances',
+    broken((s) => (trait(s, 0, 0)['properties'] = {})),
+    /spec\.components\[0\]\.traits\[0\]: Invalid value: properties\.instances: is required for a spreadscaler or daemonscaler/,
+  ],
+  [
+    'a daemonscaler without instances',
+    broken((s) => (components(s)[0]!['traits'][0] = { type: 'daemonscaler', properties: { spread: [] } })),
+    /spec\.components\[0\]\.traits\[0\]: .*properties\.instances: is required/,
+  ],
+  [
+    'a component with both image and application',
+    broken((s) => (components(s)[0]!['properties'].application = SHARED_REF)),
+    /spec\.components\[0\]\.properties: Invalid value: properties: set exactly one of image or application/,
+  ],
+  [
+    'a component with neither image nor application',
+    broken((s) => delete components(s)[0]!['properties'].image),
+    /spec\.components\[0\]\.properties: .*set exactly one of image or application/,
+  ],
+  [
+    'a shared component with its own config',
+    broken((s) => (components(s)[1]!['properties'] = { application: SHARED_REF, config: [{ name: 'c' }] })),
+    /spec\.components\[1\]\.properties: .*properties\.application: a component of a shared application cannot have its own config or secrets/,
+  ],
+  [
+    'a shared component with a scaler',
+    broken((s) => (components(s)[0]!['properties'] = { application: SHARED_REF })),
+    /spec\.components\[0\]: .*traits: a component of a shared application cannot have a spreadscaler or daemonscaler/,
+  ],
+  [
+    'a link without interfaces',
+    broken((s) => delete trait(s, 1, 0)['properties'].interfaces),
+    /spec\.components\[1\]\.traits\[0\]: .*properties: a link needs namespace, package and interfaces/,
+  ],
+  [
+    'a link that names an interface twice',
+    broken((s) => (trait(s, 1, 0)['properties'].interfaces = ['incoming-handler', 'incoming-handler'])),
+    /spec\.components\[1\]\.traits\[0\]\.properties\.interfaces\[1\]: Duplicate value: "incoming-handler"/,
+  ],
+  [
+    'a scaler with link settings',
+    broken((s) => (trait(s, 0, 0)['properties'].namespace = 'wasi')),
+    /spec\.components\[0\]\.traits\[0\]: .*a spreadscaler or daemonscaler takes only instances and spread/,
+  ],
+  [
+    'a link with instances',
+    broken((s) => (trait(s, 1, 0)['properties'].instances = 2)),
+    /spec\.components\[1\]\.traits\[0\]: .*a link takes no instances, replicas or spread/,
+  ],
+  [
+    'two components with one explicit id',
+    broken((s) => components(s).forEach((c) => (c['properties'].id = 'same'))),
+    /spec\.components: .*components\[\]\.properties\.id: two components have the same explicit id/,
+  ],
+  ['version "latest"', broken((s) => (s['version'] = 'latest')), /spec\.version: .*version: "latest" is not allowed in wadm/],
+  [
+    'a secret whose policy is not in spec.policies',
+    broken((s) => (components(s)[0]!['properties'].secrets = [{ name: 's', properties: { policy: 'vault', key: 'k' } }])),
+    /spec: .*components\[\]\.properties\.secrets\[\]\.properties\.policy: must name a policy in spec\.policies of type policy\.secret\.wasmcloud\.dev\/v1alpha1 with a backend property/,
+  ],
+  [
+    'a name with a dot, which cannot be a wadm application name',
+    wasmApp().named('hello.world').build(),
+    /metadata\.name: a wadm application name cannot contain dots/,
+  ],
 ];
 
 describe('the validation rules and list types of the CRD', () => {
@@ -198,7 +273,9 @@ describe('the validation rules and list types of the CRD', () => {
   }
 
   it('refuses the example of docs/resource.md with the message it shows', async () => {
-    const run = await kube.kubectl(['apply', '-f', '-'], { input: json(broken((s) => (trait(s, 0, 0)['properties'] = {}), 'hello-world')) });
+    const run = await kube.kubectl(['apply', '-f', '-'], {
+      input: json(broken((s) => (trait(s, 0, 0)['properties'] = {}), 'hello-world')),
+    });
     assert.deepEqual(run.stderr.trimEnd().split('\n'), pageOutput('kubectl apply -f hello-world.yaml'));
   });
 
@@ -210,9 +287,10 @@ describe('the validation rules and list types of the CRD', () => {
     await kube.kubectlOk(['apply', '--dry-run=server', '-f', '-'], { input: json(withSecret) });
   });
 
-  it('merges a second field manager\'s change of one component instead of conflicting on the whole list', async () => {
+  it("merges a second field manager's change of one component instead of conflicting on the whole list", async () => {
     const shared = wasmApp().named('shared-edit').build();
-    const apply = (manager: string, obj: unknown) => kube.kubectl(['apply', '--server-side', `--field-manager=${manager}`, '-f', '-'], { input: json(obj) });
+    const apply = (manager: string, obj: unknown) =>
+      kube.kubectl(['apply', '--server-side', `--field-manager=${manager}`, '-f', '-'], { input: json(obj) });
     assert.equal((await apply('gitops', shared)).code, 0);
     // A second manager (a person with kubectl, another tool) gives one component a config and adds a component.
     const config = [{ name: 'greeting', properties: { text: 'hi' } }];
@@ -225,11 +303,17 @@ describe('the validation rules and list types of the CRD', () => {
     components(edited.spec)[1]!['properties'].image = 'ghcr.io/wasmcloud/http-server:0.24.0';
     assert.equal((await apply('gitops', edited)).code, 0);
     const stored = JSON.parse(await kube.kubectlOk(['get', 'wcapp', 'shared-edit', '-o', 'json']));
-    assert.deepEqual(stored.spec.components.map((c: Spec) => c['name']), ['http-component', 'httpserver', 'extra']);
+    assert.deepEqual(
+      stored.spec.components.map((c: Spec) => c['name']),
+      ['http-component', 'httpserver', 'extra'],
+    );
     assert.deepEqual(stored.spec.components[0].properties.config, config);
     assert.equal(stored.spec.components[1].properties.image, 'ghcr.io/wasmcloud/http-server:0.24.0');
     // A real disagreement still conflicts, on that component's field alone.
-    const scaled = { ...shared, spec: { components: [{ name: 'http-component', traits: [{ type: 'spreadscaler', properties: { instances: 3 } }] }] } };
+    const scaled = {
+      ...shared,
+      spec: { components: [{ name: 'http-component', traits: [{ type: 'spreadscaler', properties: { instances: 3 } }] }] },
+    };
     const run = await apply('scaler', scaled);
     assert.notEqual(run.code, 0);
     assert.match(run.stderr, /conflict with "gitops": \.spec\.components\[name="http-component"\]\.traits\n/);

@@ -8,7 +8,16 @@ import assert from 'node:assert/strict';
 import { startKubeCluster, type KubeCluster } from '../support/kube/cluster.js';
 import { ALL_OPTIONS, NAMESPACE, renderChart, type Obj } from '../support/helm.js';
 
-const BUILT_IN = new Set(['Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'ConfigMap', 'Service', 'Deployment', 'PodDisruptionBudget', 'NetworkPolicy']);
+const BUILT_IN = new Set([
+  'Namespace',
+  'CustomResourceDefinition',
+  'ServiceAccount',
+  'ConfigMap',
+  'Service',
+  'Deployment',
+  'PodDisruptionBudget',
+  'NetworkPolicy',
+]);
 
 let kube: KubeCluster;
 before(async () => {

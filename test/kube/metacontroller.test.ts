@@ -50,12 +50,16 @@ after(async () => {
 const metacontroller = (): FakeMetacontroller<KubeParentStore> => metacontrollerFor(running.url, { api: store, resource: RESOURCE });
 
 const inKubeLattice = (): AppBuilder => wasmApp().inLattice(LATTICE);
-const status = (obj: K8sObject) => obj.status as { phase?: string; version?: string; deployedVersion?: string; observedGeneration?: number };
+const status = (obj: K8sObject) =>
+  obj.status as { phase?: string; version?: string; deployedVersion?: string; observedGeneration?: number };
 const ready = (obj: K8sObject | undefined) => condition(obj, 'Ready')?.status === 'True';
 
 /** Reconciles (as resyncs and watch events would) until the parent satisfies `predicate`. */
 async function until(mc: FakeMetacontroller<KubeParentStore>, predicate: (obj: K8sObject) => boolean): Promise<K8sObject> {
-  const { object } = await mc.waitFor('default', NAME, (obj) => obj !== undefined && predicate(obj), { timeoutMs: WADM_STALL_TOLERANT_MS, intervalMs: 100 });
+  const { object } = await mc.waitFor('default', NAME, (obj) => obj !== undefined && predicate(obj), {
+    timeoutMs: WADM_STALL_TOLERANT_MS,
+    intervalMs: 100,
+  });
   return object!;
 }
 
@@ -106,8 +110,12 @@ async function observe(api: ParentStore, name: string): Promise<string[]> {
     const obj = api.get('default', name);
     const moved = obj?.metadata.resourceVersion !== rv;
     rv = obj?.metadata.resourceVersion ?? '';
-    seen.push(obj ? `${step}: generation ${obj.metadata.generation}, ${moved ? 'new' : 'same'} resourceVersion, `
-      + `${obj.metadata.deletionTimestamp ? 'deleting' : 'live'}, finalizers ${json(obj.metadata.finalizers ?? [])}` : `${step}: gone`);
+    seen.push(
+      obj
+        ? `${step}: generation ${obj.metadata.generation}, ${moved ? 'new' : 'same'} resourceVersion, ` +
+            `${obj.metadata.deletionTimestamp ? 'deleting' : 'live'}, finalizers ${json(obj.metadata.finalizers ?? [])}`
+        : `${step}: gone`,
+    );
   };
   const refused = async (step: string, write: () => unknown): Promise<void> => {
     try {
@@ -131,7 +139,9 @@ async function observe(api: ParentStore, name: string): Promise<string[]> {
   look('status');
   await api.updateStatus('default', name, { phase: 'Deployed' });
   look('same status');
-  await refused('status on a stale resourceVersion', () => api.updateStatus('default', name, { phase: 'Failed' }, { resourceVersion: stale }));
+  await refused('status on a stale resourceVersion', () =>
+    api.updateStatus('default', name, { phase: 'Failed' }, { resourceVersion: stale }),
+  );
   await api.updateFinalizers('default', name, (list) => [...list, 'example.com/keep']);
   look('finalizer');
   await api.delete('default', name);

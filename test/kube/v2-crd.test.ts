@@ -36,8 +36,15 @@ after(() => kube?.stop());
 
 /** The documents of every golden output, by file name. */
 function goldenOutputs(): Map<string, WorkloadDeployment[]> {
-  const files = readdirSync(GOLDEN).filter((f) => f.endsWith('.yaml')).sort();
-  return new Map(files.map((file) => [file, (yaml.loadAll(readFileSync(join(GOLDEN, file), 'utf8')) as WorkloadDeployment[]).filter((doc) => doc !== null)]));
+  const files = readdirSync(GOLDEN)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort();
+  return new Map(
+    files.map((file) => [
+      file,
+      (yaml.loadAll(readFileSync(join(GOLDEN, file), 'utf8')) as WorkloadDeployment[]).filter((doc) => doc !== null),
+    ]),
+  );
 }
 
 /** A fresh copy of the golden hello.yaml deployment, to break. */
@@ -52,7 +59,12 @@ function helloWith(hostInterfaces: HostInterface[]): WorkloadDeployment {
   return doc;
 }
 
-const http = (interfaces: string[], name?: string): HostInterface => ({ ...(name ? { name } : {}), namespace: 'wasi', package: 'http', interfaces });
+const http = (interfaces: string[], name?: string): HostInterface => ({
+  ...(name ? { name } : {}),
+  namespace: 'wasi',
+  package: 'http',
+  interfaces,
+});
 
 function dryRun(doc: unknown): Promise<KubectlResult> {
   return kube.kubectl(['apply', '--dry-run=server', '-f', '-'], { input: JSON.stringify(doc) });
@@ -83,31 +95,61 @@ describe('convert --to v2 output on a real API server, with CRDs generated from 
       assert.equal(run.code, 0, `${file}: ${run.stderr}`);
       assert.equal(run.stderr, '', `${file}: no warnings`);
       const served = objectsOf(run.stdout);
-      assert.deepEqual(served.map((o) => o.spec), docs.map((d) => d.spec), `${file}: the server pruned or defaulted nothing`);
-      assert.deepEqual(served.map((o) => o.metadata.namespace), docs.map((d) => d.metadata.namespace ?? 'default'), file);
+      assert.deepEqual(
+        served.map((o) => o.spec),
+        docs.map((d) => d.spec),
+        `${file}: the server pruned or defaulted nothing`,
+      );
+      assert.deepEqual(
+        served.map((o) => o.metadata.namespace),
+        docs.map((d) => d.metadata.namespace ?? 'default'),
+        file,
+      );
       accepted += served.length;
     }
     assert.equal(accepted, 7, 'every WorkloadDeployment of the six golden outputs that have one');
   });
 
-  it('accepts the conversions of a sample of the property test\'s generated applications, keeping every field', async () => {
+  it("accepts the conversions of a sample of the property test's generated applications, keeping every field", async () => {
     const resources = fc.sample(applications, SAMPLE).flatMap((application) => {
-      const validation = validateParent(wasmApp.scratch().named(application.name).with(specOfApplication(application)).build() as never, 'default');
+      const validation = validateParent(
+        wasmApp.scratch().named(application.name).with(specOfApplication(application)).build() as never,
+        'default',
+      );
       return validation.ok ? convertToV2(validation.app, application.options).resources : [];
     });
     // The sample reaches shapes the golden outputs do not: secrets, host selectors, many packages in one workload, allowedHosts.
     const specs = resources.map((r) => r.spec.template.spec);
     const entries = specs.flatMap((spec) => spec.hostInterfaces ?? []);
     assert.ok(resources.length >= 30, `${resources.length} resources`);
-    assert.ok(entries.some((h) => h.secretFrom !== undefined) && entries.some((h) => h.configFrom !== undefined), 'secretFrom and configFrom');
-    assert.ok(specs.some((spec) => (spec.hostInterfaces ?? []).length >= 4), 'four or more host interfaces');
-    assert.ok(specs.some((spec) => spec.hostSelector !== undefined), 'a host selector');
-    assert.ok(specs.some((spec) => spec.components.some((c) => c.localResources?.allowedHosts !== undefined)), 'allowedHosts');
-    assert.ok(resources.some((r) => r.metadata.namespace === NAMESPACE), 'a namespace');
+    assert.ok(
+      entries.some((h) => h.secretFrom !== undefined) && entries.some((h) => h.configFrom !== undefined),
+      'secretFrom and configFrom',
+    );
+    assert.ok(
+      specs.some((spec) => (spec.hostInterfaces ?? []).length >= 4),
+      'four or more host interfaces',
+    );
+    assert.ok(
+      specs.some((spec) => spec.hostSelector !== undefined),
+      'a host selector',
+    );
+    assert.ok(
+      specs.some((spec) => spec.components.some((c) => c.localResources?.allowedHosts !== undefined)),
+      'allowedHosts',
+    );
+    assert.ok(
+      resources.some((r) => r.metadata.namespace === NAMESPACE),
+      'a namespace',
+    );
     const list = { apiVersion: 'v1', kind: 'List', items: resources };
     const run = await kube.kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', '-'], { input: JSON.stringify(list) });
     assert.equal(run.code, 0, run.stderr);
-    assert.deepEqual(objectsOf(run.stdout).map((o) => o.spec), resources.map((r) => r.spec), 'the server pruned or defaulted nothing');
+    assert.deepEqual(
+      objectsOf(run.stdout).map((o) => o.spec),
+      resources.map((r) => r.spec),
+      'the server pruned or defaulted nothing',
+    );
   });
 
   it('judges allowedHosts by the same pattern as our check (RE2 on the server, ECMAScript in Ajv)', async () => {
@@ -124,7 +166,12 @@ describe('convert --to v2 output on a real API server, with CRDs generated from 
       assert.notDeepEqual(v2Problems([allowing([bad])]), [], bad);
       const run = await dryRun(allowing([bad]));
       assert.notEqual(run.code, 0, bad);
-      assert.ok(run.stderr.includes(`allowedHosts[0]: Invalid value: "${bad}": spec.template.spec.components[0].localResources.allowedHosts[0] in body should match`), run.stderr);
+      assert.ok(
+        run.stderr.includes(
+          `allowedHosts[0]: Invalid value: "${bad}": spec.template.spec.components[0].localResources.allowedHosts[0] in body should match`,
+        ),
+        run.stderr,
+      );
     }
   });
 
@@ -137,8 +184,14 @@ describe('convert --to v2 output on a real API server, with CRDs generated from 
     ]);
     const run = await dryRun(split);
     assert.notEqual(run.code, 0);
-    assert.match(run.stderr, /spec\.template\.spec\.hostInterfaces: Invalid value: at most one unnamed entry per namespace:package; merge them or name one/);
-    assert.match(run.stderr, /spec\.template\.spec\.hostInterfaces: Invalid value: two entries with the same namespace, package, name and version/);
+    assert.match(
+      run.stderr,
+      /spec\.template\.spec\.hostInterfaces: Invalid value: at most one unnamed entry per namespace:package; merge them or name one/,
+    );
+    assert.match(
+      run.stderr,
+      /spec\.template\.spec\.hostInterfaces: Invalid value: two entries with the same namespace, package, name and version/,
+    );
 
     const named = helloWith([http(['incoming-handler']), http(['outgoing-handler'], 'egress')]);
     assert.deepEqual(v2Problems([named]), []);
@@ -151,7 +204,10 @@ describe('convert --to v2 output on a real API server, with CRDs generated from 
     assert.deepEqual(v2Problems([twice]), ['resources[0].spec.template.spec.hostInterfaces[1]: duplicates an earlier entry of wasi:http']);
     const run = await dryRun(twice);
     assert.notEqual(run.code, 0);
-    assert.match(run.stderr, /spec\.template\.spec\.hostInterfaces: Invalid value: two entries with the same namespace, package, name and version/);
+    assert.match(
+      run.stderr,
+      /spec\.template\.spec\.hostInterfaces: Invalid value: two entries with the same namespace, package, name and version/,
+    );
     assert.doesNotMatch(run.stderr, /unnamed/);
   });
 
@@ -182,8 +238,14 @@ describe('convert --to v2 output on a real API server, with CRDs generated from 
     const written = await kube.client.request('PUT', path, { ...live, status });
     assert.equal(written.status, 200, JSON.stringify(written.body));
     const scale = JSON.parse(await kube.kubectlOk(['get', 'workloaddeployment', 'hello-world', '--subresource=scale', '-o', 'json']));
-    assert.deepEqual({ spec: scale.spec, status: scale.status }, { spec: { replicas: 3 }, status: { replicas: 2, selector: 'app=hello-world' } });
-    const [header, row] = (await kube.kubectlOk(['get', 'workloaddeployments'])).trim().split('\n').map((line) => line.trim().split(/\s{2,}/));
+    assert.deepEqual(
+      { spec: scale.spec, status: scale.status },
+      { spec: { replicas: 3 }, status: { replicas: 2, selector: 'app=hello-world' } },
+    );
+    const [header, row] = (await kube.kubectlOk(['get', 'workloaddeployments']))
+      .trim()
+      .split('\n')
+      .map((line) => line.trim().split(/\s{2,}/));
     assert.deepEqual(header, ['NAME', 'REPLICAS', 'READY'], 'the columns declared, no AGE (as upstream)');
     assert.deepEqual(row, ['hello-world', '3', 'True']);
     await kube.kubectlOk(['delete', 'workloaddeployment', 'hello-world', '--wait=true']);

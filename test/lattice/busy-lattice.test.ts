@@ -48,7 +48,12 @@ async function fill(lattice: string, count: number): Promise<void> {
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < count; i = next++) {
-      const manifest = { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name: nameOf(i), annotations: { version: 'v1' } }, spec: { components: [] } };
+      const manifest = {
+        apiVersion: 'core.oam.dev/v1beta1',
+        kind: 'Application',
+        metadata: { name: nameOf(i), annotations: { version: 'v1' } },
+        spec: { components: [] },
+      };
       for (let attempt = 0; ; attempt++) {
         const reply = await wadm.direct(lattice, 'put', JSON.stringify(manifest), 30_000);
         if (reply.result === 'created' || reply.result === 'newversion' || /already exists/.test(reply.message ?? '')) break;
@@ -71,7 +76,11 @@ async function firstSync(lattice: string, name: string): Promise<FirstSync> {
   const parent = wasmApp().inLattice(lattice).named(name).inNamespace('importers').unannotated().build();
   const before = wadm.requests.length;
   const started = performance.now();
-  const response = await fetch(`${running.url}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(hookRequest(parent)) });
+  const response = await fetch(`${running.url}/sync`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(hookRequest(parent)),
+  });
   const ms = performance.now() - started;
   const { status } = (await response.json()) as { status: { version?: string; deployedVersion?: string } };
   return { ms, requests: wadm.requests.slice(before).map(said), version: status.version, deployed: status.deployedVersion };
@@ -81,7 +90,12 @@ async function firstSync(lattice: string, name: string): Promise<FirstSync> {
 async function direct(lattice: string, name: string): Promise<number> {
   const h = headers();
   h.set('Content-Type', 'application/json');
-  const manifest = { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name, annotations: { version: 'v1' } }, spec: wasmApp().build().spec };
+  const manifest = {
+    apiVersion: 'core.oam.dev/v1beta1',
+    kind: 'Application',
+    metadata: { name, annotations: { version: 'v1' } },
+    spec: wasmApp().build().spec,
+  };
   const started = performance.now();
   await nc.request(`wadm.api.${lattice}.model.versions.${name}`, '', { timeout: 30_000 });
   await nc.request(`wadm.api.${lattice}.model.put`, JSON.stringify(manifest), { timeout: 30_000, headers: h });
@@ -101,7 +115,7 @@ describe(`a lattice of ${MODELS} applications`, () => {
     await assert.rejects(wadm.direct(BUSY, 'get', '', 5_000), /TIMEOUT/, 'wadm cannot send a list past max_payload');
   });
 
-  it('takes new applications with the same few requests as a lattice of 10, none a list, in a time that moves with wadm\'s own put', async () => {
+  it("takes new applications with the same few requests as a lattice of 10, none a list, in a time that moves with wadm's own put", async () => {
     const ours: Record<string, number[]> = { [SMALL]: [], [BUSY]: [] };
     const straight: Record<string, number[]> = { [SMALL]: [], [BUSY]: [] };
     for (let round = 0; round < ROUNDS; round++) {
@@ -113,7 +127,12 @@ describe(`a lattice of ${MODELS} applications`, () => {
         // The lattice's own key read, its index key read through lattice "busy" or "small" (the
         // first time only: once it holds an index it always will), the put and the deploy.
         const prefix = lattice.split('-')[0]!;
-        const expected = [`versions ${lattice} new-${round}`, ...(round === 0 ? [`versions ${prefix} lattice`] : []), `put ${lattice}`, `deploy ${lattice} new-${round}`];
+        const expected = [
+          `versions ${lattice} new-${round}`,
+          ...(round === 0 ? [`versions ${prefix} lattice`] : []),
+          `put ${lattice}`,
+          `deploy ${lattice} new-${round}`,
+        ];
         assert.deepEqual(sync.requests, expected, `${lattice} round ${round}`);
         ours[lattice]!.push(sync.ms);
         straight[lattice]!.push(await direct(lattice, `direct-${round}`));
@@ -125,7 +144,9 @@ describe(`a lattice of ${MODELS} applications`, () => {
     // work does (a list read would make it seconds: a timeout).
     const ratio = median(ours[BUSY]!) / median(ours[SMALL]!);
     const anchor = median(straight[BUSY]!) / median(straight[SMALL]!);
-    console.log(`first sync, median of ${ROUNDS}: ${median(ours[SMALL]!).toFixed(1)} ms with 10 applications, ${median(ours[BUSY]!).toFixed(1)} ms with ${MODELS} (${ratio.toFixed(2)}x); straight to wadm ${anchor.toFixed(2)}x`);
+    console.log(
+      `first sync, median of ${ROUNDS}: ${median(ours[SMALL]!).toFixed(1)} ms with 10 applications, ${median(ours[BUSY]!).toFixed(1)} ms with ${MODELS} (${ratio.toFixed(2)}x); straight to wadm ${anchor.toFixed(2)}x`,
+    );
     assert.ok(ratio <= 2 * anchor + 0.5, `busy/small ${ratio.toFixed(2)}x against wadm's own ${anchor.toFixed(2)}x`);
   });
 
@@ -134,7 +155,10 @@ describe(`a lattice of ${MODELS} applications`, () => {
     assert.ok(loaded.ok);
     const outcome = await list(BUSY, loaded.config);
     assert.equal(outcome.code, 2);
-    assert.match(outcome.stderr, /wadm answers it in one NATS message, which it cannot send once the lattice holds more applications than fit in the NATS server's max_payload/);
+    assert.match(
+      outcome.stderr,
+      /wadm answers it in one NATS message, which it cannot send once the lattice holds more applications than fit in the NATS server's max_payload/,
+    );
     assert.match(outcome.stderr, /wasmcloud-metacontroller status NAME --lattice busy-lattice/);
   });
 });

@@ -25,7 +25,10 @@ let client: WadmClient;
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', resolve(ROOT, 'src/main.ts'), ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', NATS_URL: nats.url } });
+    const child = spawn(process.execPath, ['--import', 'tsx', resolve(ROOT, 'src/main.ts'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: 'warn', NATS_URL: nats.url },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -80,7 +83,12 @@ describe('diff and list against the real wadm', () => {
     assert.equal(lines[0], '--- /dev/null');
     assert.match(lines[1]!, /^\+\+\+ examples\/apps\/hello-world\.yaml sha-[0-9a-f]{16}$/);
     assert.match(lines[2]!, /^@@ -0,0 \+1,\d+ @@$/);
-    assert.ok(lines.slice(3).filter(Boolean).every((l) => l.startsWith('+')));
+    assert.ok(
+      lines
+        .slice(3)
+        .filter(Boolean)
+        .every((l) => l.startsWith('+')),
+    );
 
     const version = await apply(HELLO);
     const same = await cli(['diff', HELLO]);
@@ -91,10 +99,28 @@ describe('diff and list against the real wadm', () => {
     const changed = await cli(['diff', edited]);
     assert.equal(changed.code, 1, changed.stderr);
     assert.equal(changed.stdout.split('\n')[0], `--- wadm default/hello-world ${version}`);
-    const changes = changed.stdout.split('\n').slice(2).filter((l) => l.startsWith('-') || l.startsWith('+'));
+    const changes = changed.stdout
+      .split('\n')
+      .slice(2)
+      .filter((l) => l.startsWith('-') || l.startsWith('+'));
     // The content changed, and so did the hash and version annotations derived from it; nothing else.
-    const shown = changes.map((l) => l[0] + l.slice(1).trim().replace(/sha-[0-9a-f]{16}/, 'sha-…').replace(/[0-9a-f]{64}/, '…'));
-    assert.deepEqual(shown, ['-core.wasmcloud.com/content-hash: …', '+core.wasmcloud.com/content-hash: …', '-version: sha-…', '+version: sha-…', '-instances: 1', '+instances: 3']);
+    const shown = changes.map(
+      (l) =>
+        l[0] +
+        l
+          .slice(1)
+          .trim()
+          .replace(/sha-[0-9a-f]{16}/, 'sha-…')
+          .replace(/[0-9a-f]{64}/, '…'),
+    );
+    assert.deepEqual(shown, [
+      '-core.wasmcloud.com/content-hash: …',
+      '+core.wasmcloud.com/content-hash: …',
+      '-version: sha-…',
+      '+version: sha-…',
+      '-instances: 1',
+      '+instances: 3',
+    ]);
   });
 
   it('lists models with their deployed version and owner, or unowned', async () => {
@@ -104,7 +130,10 @@ describe('diff and list against the real wadm', () => {
     const deployed = versions!.find((v) => v.deployed)!.version;
     const { code, stdout } = await cli(['list']);
     assert.equal(code, 0);
-    const rows = stdout.trim().split('\n').map((l) => l.split(/\s{3,}/));
+    const rows = stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split(/\s{3,}/));
     assert.deepEqual(rows[0], ['NAME', 'DEPLOYED', 'LATEST', 'OWNER']);
     const byName = new Map(rows.slice(1).map((r) => [r[0], r]));
     assert.deepEqual(byName.get('hello-world'), ['hello-world', deployed, deployed, 'default/hello-world']);

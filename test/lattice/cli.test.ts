@@ -17,14 +17,21 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const dir = mkdtempSync(join(tmpdir(), 'cli-'));
 
 function cli(args: string[], env: Record<string, string> = {}) {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', resolve(ROOT, 'src/main.ts'), ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', resolve(ROOT, 'src/main.ts'), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+  });
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
 /** For commands that need this process to keep serving (the service under test runs here). */
 function cliAsync(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', resolve(ROOT, 'src/main.ts'), ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+    const child = spawn(process.execPath, ['--import', 'tsx', resolve(ROOT, 'src/main.ts'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -67,17 +74,32 @@ describe('validate', () => {
     const { code, stdout } = cli(['validate', fixturePath('hello.yaml'), join(dir, 'missing.yaml'), file('broken.yaml', 'a: [')]);
     assert.equal(code, 1);
     const lines = stdout.trim().split('\n');
-    assert.match(lines[0]!, /hello\.yaml: Application default\/hello-world: a wadm manifest, not a WasmCloudApplication; turn it into one with: wasmcloud-metacontroller convert FILE/);
+    assert.match(
+      lines[0]!,
+      /hello\.yaml: Application default\/hello-world: a wadm manifest, not a WasmCloudApplication; turn it into one with: wasmcloud-metacontroller convert FILE/,
+    );
     assert.match(lines[1]!, /missing\.yaml: file: cannot read: ENOENT/);
     assert.match(lines[2]!, /broken\.yaml: file: cannot read: unexpected end of the stream/);
   });
 
   it('checks the applications of a kustomize stream on stdin and skips other kinds with a count', () => {
     const other = (kind: string, name: string) => ({ apiVersion: 'v1', kind, metadata: { name } });
-    const docs = [other('Namespace', 'apps'), wasmApp().build(), other('ConfigMap', 'c'), { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' } }];
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'validate', '-'], { cwd: ROOT, encoding: 'utf8', input: docs.map((d) => yaml.dump(d)).join('---\n') });
+    const docs = [
+      other('Namespace', 'apps'),
+      wasmApp().build(),
+      other('ConfigMap', 'c'),
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' } },
+    ];
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'validate', '-'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      input: docs.map((d) => yaml.dump(d)).join('---\n'),
+    });
     assert.equal(run.status, 0, run.stdout + run.stderr);
-    assert.deepEqual(run.stdout.trim().split('\n'), ['-[1]: WasmCloudApplication default/hello-world: valid, version sha-72ddc1eef3fe1252', 'skipped 3 documents of other kinds']);
+    assert.deepEqual(run.stdout.trim().split('\n'), [
+      '-[1]: WasmCloudApplication default/hello-world: valid, version sha-72ddc1eef3fe1252',
+      'skipped 3 documents of other kinds',
+    ]);
     assert.doesNotMatch(run.stdout, /convert/);
   });
 
@@ -85,7 +107,10 @@ describe('validate', () => {
     const wrong = { ...wasmApp().build(), apiVersion: 'core.wasmcloud.com/v1' };
     const { code, stdout } = cli(['validate', file('wrong-version.yaml', wrong)]);
     assert.equal(code, 1);
-    assert.match(stdout, /WasmCloudApplication default\/hello-world: apiVersion "core\.wasmcloud\.com\/v1" is not served: a WasmCloudApplication has apiVersion core\.wasmcloud\.com\/v1beta1\n$/);
+    assert.match(
+      stdout,
+      /WasmCloudApplication default\/hello-world: apiVersion "core\.wasmcloud\.com\/v1" is not served: a WasmCloudApplication has apiVersion core\.wasmcloud\.com\/v1beta1\n$/,
+    );
     const none = cli(['validate', file('no-apps.yaml', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } })]);
     assert.equal(none.code, 1);
     assert.equal(none.stdout, 'skipped 1 document of other kinds\n');
@@ -107,12 +132,19 @@ describe('validate', () => {
     ]);
     const strict = cli(['validate', '--strict', path]);
     assert.equal(strict.code, 1);
-    assert.match(strict.stdout, /: WasmCloudApplication default\/hello-world: spec\.components\[0\]\.traits\[0\]\.type: unknown trait type "spredscaler"/);
+    assert.match(
+      strict.stdout,
+      /: WasmCloudApplication default\/hello-world: spec\.components\[0\]\.traits\[0\]\.type: unknown trait type "spredscaler"/,
+    );
     assert.doesNotMatch(strict.stdout, /valid, version/);
   });
 
   it('reads standard input with -', () => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'validate', '-'], { cwd: ROOT, encoding: 'utf8', input: yaml.dump(wasmApp().build()) });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'validate', '-'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      input: yaml.dump(wasmApp().build()),
+    });
     assert.equal(run.status, 0, run.stdout + run.stderr);
     assert.match(run.stdout, /^-: WasmCloudApplication default\/hello-world: valid/);
   });
@@ -126,7 +158,10 @@ describe('validate against NATS max_payload', () => {
     const path = file('big.yaml', big);
     const tooBig = validate([path], { namespace: 'default', defaultLattice: 'default' });
     assert.equal(tooBig.code, 1);
-    assert.match(tooBig.stdout, /ManifestTooLarge: the rendered manifest is \d+ bytes, more than the NATS server's max_payload of 1048576 bytes/);
+    assert.match(
+      tooBig.stdout,
+      /ManifestTooLarge: the rendered manifest is \d+ bytes, more than the NATS server's max_payload of 1048576 bytes/,
+    );
 
     const hello = file('small.yaml', wasmApp().build());
     assert.equal(validate([hello], { namespace: 'default', defaultLattice: 'default' }).code, 0);
@@ -191,7 +226,8 @@ describe('status', () => {
     const written = object!.status as Record<string, unknown>;
     assert.equal(printed.owner, 'default/hello-world');
     assert.deepEqual(printed.versions, [written['version']]);
-    for (const key of ['lattice', 'version', 'deployedVersion', 'phase', 'message', 'scalers']) assert.deepEqual(printed.status[key], written[key], key);
+    for (const key of ['lattice', 'version', 'deployedVersion', 'phase', 'message', 'scalers'])
+      assert.deepEqual(printed.status[key], written[key], key);
   });
 
   it('says so when wadm has no such application, or cannot be reached', async () => {

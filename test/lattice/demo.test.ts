@@ -56,9 +56,14 @@ describe('npm run demo', () => {
 
   it('with --keep serves until Ctrl-C, then stops every child and exits 0', async () => {
     const demo = startDemo(['--keep']);
-    const readyz = await until(() => /http:\/\/127\.0\.0\.1:\d+\/readyz/.exec(demo.output())?.[0] ?? (demo.child.exitCode !== null && 'exited'), {
-      what: () => `the demo to print its URLs:\n${demo.output()}`, timeoutMs: 300_000, intervalMs: 100,
-    });
+    const readyz = await until(
+      () => /http:\/\/127\.0\.0\.1:\d+\/readyz/.exec(demo.output())?.[0] ?? (demo.child.exitCode !== null && 'exited'),
+      {
+        what: () => `the demo to print its URLs:\n${demo.output()}`,
+        timeoutMs: 300_000,
+        intervalMs: 100,
+      },
+    );
     assert.notEqual(readyz, 'exited', demo.output());
     assert.equal((await fetch(readyz)).status, 200);
     // The printed curl command calls the sync hook with a body that exists and is accepted.
@@ -79,16 +84,29 @@ describe('npm run demo', () => {
 describe('the demo table', () => {
   const crd = readFileSync(resolve(ROOT, 'manifests/crd.yaml'), 'utf8');
   const app = {
-    apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication',
+    apiVersion: 'core.wasmcloud.com/v1beta1',
+    kind: 'WasmCloudApplication',
     metadata: { name: 'hello-world', namespace: 'default', creationTimestamp: '2026-12-01T00:00:00Z' },
-    status: { lattice: 'default', version: 'sha-1', phase: 'Deployed', conditions: [{ type: 'Reconciling', status: 'False' }, { type: 'Ready', status: 'True', message: 'Version sha-1 is deployed' }] },
+    status: {
+      lattice: 'default',
+      version: 'sha-1',
+      phase: 'Deployed',
+      conditions: [
+        { type: 'Reconciling', status: 'False' },
+        { type: 'Ready', status: 'True', message: 'Version sha-1 is deployed' },
+      ],
+    },
   } satisfies K8sObject;
 
   it('has the columns kubectl get shows for the CRD (priority 0), in its order', () => {
-    const columns = (yaml.load(crd) as { spec: { versions: { additionalPrinterColumns: { name: string; priority?: number }[] }[] } })
-      .spec.versions[0]!.additionalPrinterColumns.filter((c) => !c.priority).map((c) => c.name.toUpperCase());
+    const columns = (
+      yaml.load(crd) as { spec: { versions: { additionalPrinterColumns: { name: string; priority?: number }[] }[] } }
+    ).spec.versions[0]!.additionalPrinterColumns.filter((c) => !c.priority).map((c) => c.name.toUpperCase());
     assert.deepEqual(tableRows([app], 0)[0], ['NAME', ...columns]);
-    assert.deepEqual(printerColumns().map((c) => c.name), printerColumns(crd).map((c) => c.name));
+    assert.deepEqual(
+      printerColumns().map((c) => c.name),
+      printerColumns(crd).map((c) => c.name),
+    );
   });
 
   it('reads the printer columns as kubectl does, ages included', () => {
@@ -100,7 +118,10 @@ describe('the demo table', () => {
 
   it('fits a terminal by cutting the widest column, keeping AGE', () => {
     const lines = formatRows(tableRows([app], Date.parse('2026-12-01T00:00:07Z')), 60);
-    assert.ok(lines.every((line) => line.length <= 60), lines.join('\n'));
+    assert.ok(
+      lines.every((line) => line.length <= 60),
+      lines.join('\n'),
+    );
     assert.match(lines[1]!, /… +7s$/);
   });
 
@@ -113,14 +134,22 @@ describe('the demo table', () => {
     terminal.show([later], start + 1000);
     assert.doesNotMatch(written[0]!, /\x1b\[\d+F/, 'nothing to move up over at first');
     assert.match(written[1]!, /^\x1b\[2F/, 'back over the header and the row');
-    assert.ok(written.join('').split('\n').every((line) => line.replace(/\x1b\[\d*[A-Z]/g, '').length < 60));
+    assert.ok(
+      written
+        .join('')
+        .split('\n')
+        .every((line) => line.replace(/\x1b\[\d*[A-Z]/g, '').length < 60),
+    );
 
     const piped: string[] = [];
     const lines = new LiveTable({ write: (text) => piped.push(text) });
     lines.show([app], start);
     lines.show([app], start + 5000); // only the age changed
     lines.show([later], start + 6000);
-    assert.deepEqual(piped.map((line) => line.split(/ +/)[0]), ['NAME', 'hello-world', 'hello-world']);
+    assert.deepEqual(
+      piped.map((line) => line.split(/ +/)[0]),
+      ['NAME', 'hello-world', 'hello-world'],
+    );
     assert.match(piped[2]!, /sha-2/);
   });
 });

@@ -20,14 +20,25 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const read = (path: string) => readFileSync(resolve(ROOT, path), 'utf8');
 const readme = read('README.md');
 /** The reference pages README.md sends a reader on to. */
-const PAGES = readdirSync(resolve(ROOT, 'docs')).filter((file) => file.endsWith('.md')).map((file) => `docs/${file}`);
+const PAGES = readdirSync(resolve(ROOT, 'docs'))
+  .filter((file) => file.endsWith('.md'))
+  .map((file) => `docs/${file}`);
 
 describe('README.md', () => {
   it('has exactly the two set-up commands, first of all: the demo and the tests', () => {
     const quickStart = readme.slice(readme.indexOf('## Quick start'));
-    const commands = quickStart.split('```sh')[1]!.split('```')[0]!.trim().split('\n').map((line) => line.replace(/\s+#.*$/, ''));
+    const commands = quickStart
+      .split('```sh')[1]!
+      .split('```')[0]!
+      .trim()
+      .split('\n')
+      .map((line) => line.replace(/\s+#.*$/, ''));
     assert.deepEqual(commands, ['npm ci && npm run demo', 'npm test']);
-    assert.equal(readme.indexOf('```sh'), readme.indexOf('## Quick start') + quickStart.indexOf('```sh'), 'no shell command comes before them');
+    assert.equal(
+      readme.indexOf('```sh'),
+      readme.indexOf('## Quick start') + quickStart.indexOf('```sh'),
+      'no shell command comes before them',
+    );
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
     assert.match(scripts['demo']!, /scripts\/demo\.ts$/);
     assert.equal(scripts['test'], 'bash scripts/test.sh');
@@ -70,18 +81,23 @@ describe('docs/development.md', () => {
 describe('docs/cli.md', () => {
   it('shows command-line examples whose output is what the command prints', () => {
     const block = read('docs/cli.md').split('```console')[1]!.split('```')[0]!;
-    const examples = block.split('\n$ ').map((chunk) => chunk.replace(/^\n?\$ /, '')).filter((chunk) => chunk.trim() !== '');
+    const examples = block
+      .split('\n$ ')
+      .map((chunk) => chunk.replace(/^\n?\$ /, ''))
+      .filter((chunk) => chunk.trim() !== '');
     assert.ok(examples.length >= 3);
     for (const example of examples) {
       const [command, ...expected] = example.trimEnd().split('\n');
-      const args = command!.replace(/^wasmcloud-metacontroller /, '').replace(/ > \S+$/, '').split(' ');
+      const args = command!
+        .replace(/^wasmcloud-metacontroller /, '')
+        .replace(/ > \S+$/, '')
+        .split(' ');
       const redirected = / > \S+$/.test(command!);
       const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: ROOT, encoding: 'utf8' });
       const shown = redirected ? run.stderr : run.stdout + run.stderr;
       assert.equal(shown.trimEnd(), expected.join('\n'), `$ ${command}`);
     }
   });
-
 });
 
 describe('docs/resource.md', () => {
@@ -99,16 +115,17 @@ describe('docs/resource.md', () => {
     });
     assert.deepEqual(table, rows);
   });
-
 });
 
 describe('docs/operations.md', () => {
   it('lists metric series the service exposes', async () => {
     const metrics = new Metrics({ defaultMetrics: true });
     metrics.observeCaches({ knowledge: { size: 0, evictions: 0 }, answers: { size: 0, evictions: 0 } }, () => 0);
-  metrics.observeWatch(() => 0);
+    metrics.observeWatch(() => 0);
     const families = await metrics.registry.getMetricsAsJSON();
-    const names = new Set(families.flatMap((f) => (String(f.type) === 'histogram' ? ['_bucket', '_count', '_sum'].map((x) => f.name + x) : [f.name])));
+    const names = new Set(
+      families.flatMap((f) => (String(f.type) === 'histogram' ? ['_bucket', '_count', '_sum'].map((x) => f.name + x) : [f.name])),
+    );
     const page = read('docs/operations.md');
     const excerpt = page.slice(page.indexOf('## Metrics and logs')).split('```text')[1]!.split('```')[0]!;
     for (const line of excerpt.trim().split('\n')) assert.ok(names.has(line.split(/[{ ]/)[0]!), line);
@@ -125,7 +142,10 @@ describe('docs/hooks.md', () => {
 describe('docs/hooks.md, its example hook call', () => {
   const page = read('docs/hooks.md');
   const section = page.slice(page.indexOf('## An example hook call'));
-  const [request, answer] = section.split('```json').slice(1, 3).map((block) => JSON.parse(block.split('```')[0]!) as Record<string, unknown>);
+  const [request, answer] = section
+    .split('```json')
+    .slice(1, 3)
+    .map((block) => JSON.parse(block.split('```')[0]!) as Record<string, unknown>);
   const cleanups = new CleanupStack();
   let serviceUrl = '';
 
@@ -143,7 +163,11 @@ describe('docs/hooks.md, its example hook call', () => {
   });
 
   it('is answered as the page shows, against the real wadm (times aside)', async () => {
-    const response = await fetch(`${serviceUrl}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
+    const response = await fetch(`${serviceUrl}/sync`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(request),
+    });
     assert.equal(response.status, 200);
     assert.ok(response.headers.get('etag'));
     const times = (text: string) => text.replace(/"lastTransitionTime":"[^"]+"/g, '"lastTransitionTime":"<time>"');
@@ -159,10 +183,13 @@ describe('docs/hooks.md, its example hook call', () => {
 describe('BENCHMARKS.md', () => {
   it('has a row for every setting the bench reads from the environment', () => {
     const benchmarks = read('BENCHMARKS.md');
-    const sources = readdirSync(resolve(ROOT, 'bench')).filter((file) => file.endsWith('.ts')).map((file) => read(`bench/${file}`));
+    const sources = readdirSync(resolve(ROOT, 'bench'))
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => read(`bench/${file}`));
     const settings = new Set(sources.flatMap((source) => [...source.matchAll(/['"](BENCH_[A-Z_]+)['"]/g)].map((m) => m[1]!)));
     assert.ok(settings.size >= 10, [...settings].join(', '));
-    for (const setting of settings) assert.ok(benchmarks.includes(`| \`${setting}\` |`), `${setting} has no row in BENCHMARKS.md's settings table`);
+    for (const setting of settings)
+      assert.ok(benchmarks.includes(`| \`${setting}\` |`), `${setting} has no row in BENCHMARKS.md's settings table`);
   });
 });
 
@@ -175,13 +202,19 @@ describe('the links between the documents', () => {
 
   it('are checked as GitHub makes anchors: punctuation dropped, repeated headings numbered', () => {
     const dir = mkdtempSync(join(tmpdir(), 'links-'));
-    writeFileSync(join(dir, 'a.md'), '# A\n\n## Where it stands\n\n## Where it stands\n\n### The last 20 % go, `fast`\n\n```sh\n# not a heading\n```\n');
-    writeFileSync(join(dir, 'b.md'), [
-      '[ok](a.md#where-it-stands-1) [ok](a.md#the-last-20--go-fast) [ok](#b) [ok](https://example.com/#x)',
-      '[missing](gone.md) [no heading](a.md#where-it-stands-2) [in code](a.md#not-a-heading) [here](#nowhere)',
-      '`[not a link](gone.md)`',
-      '# B',
-    ].join('\n'));
+    writeFileSync(
+      join(dir, 'a.md'),
+      '# A\n\n## Where it stands\n\n## Where it stands\n\n### The last 20 % go, `fast`\n\n```sh\n# not a heading\n```\n',
+    );
+    writeFileSync(
+      join(dir, 'b.md'),
+      [
+        '[ok](a.md#where-it-stands-1) [ok](a.md#the-last-20--go-fast) [ok](#b) [ok](https://example.com/#x)',
+        '[missing](gone.md) [no heading](a.md#where-it-stands-2) [in code](a.md#not-a-heading) [here](#nowhere)',
+        '`[not a link](gone.md)`',
+        '# B',
+      ].join('\n'),
+    );
     assert.deepEqual(brokenLinks(dir, ['b.md']), [
       'b.md: gone.md (no file gone.md)',
       'b.md: a.md#where-it-stands-2 (no heading #where-it-stands-2 in a.md)',

@@ -47,23 +47,36 @@ describe('with simulated wasmCloud hosts', () => {
     const mc = metacontrollerFor(running.url);
     mc.apply(wasmApp().inLattice('hosts-ready').build() as never);
     const { object } = await until(mc, (obj) => condition(obj, 'Ready')?.status === 'True');
-    const status = object!.status as { phase: string; version: string; deployedVersion: string; scalers: { kind: string; status: string }[] };
+    const status = object!.status as {
+      phase: string;
+      version: string;
+      deployedVersion: string;
+      scalers: { kind: string; status: string }[];
+    };
     assert.equal(status.phase, 'Deployed');
     assert.equal(status.deployedVersion, status.version);
-    assert.deepEqual(status.scalers.map((s) => `${s.kind}:${s.status}`).sort(), ['LinkScaler:Deployed', 'SpreadScaler:Deployed', 'SpreadScaler:Deployed']);
+    assert.deepEqual(status.scalers.map((s) => `${s.kind}:${s.status}`).sort(), [
+      'LinkScaler:Deployed',
+      'SpreadScaler:Deployed',
+      'SpreadScaler:Deployed',
+    ]);
     assert.equal(sim.components().length, 1, 'the host runs the component');
     assert.equal(sim.providers().length, 1, 'and the provider');
     const settled = await mc.reconcileUntilStable('default', 'hello-world', { maxPasses: 4 });
     assert.equal(settled.stable, true);
   });
 
-  it('reports a spread no host can satisfy as Failed and Stalled, with wadm\'s message', async (t) => {
+  it("reports a spread no host can satisfy as Failed and Stalled, with wadm's message", async (t) => {
     await lattice(t, 'hosts-picky', { zone: 'earth' });
     const mc = metacontrollerFor(running.url);
     const picky = wasmApp().build();
     const components = (picky.spec['components'] as { traits?: { type: string; properties: Record<string, unknown> }[] }[]).map((c) => ({
       ...c,
-      traits: (c.traits ?? []).map((tr) => (tr.type === 'spreadscaler' ? { ...tr, properties: { instances: 1, spread: [{ name: 'picky', requirements: { zone: 'moon' } }] } } : tr)),
+      traits: (c.traits ?? []).map((tr) =>
+        tr.type === 'spreadscaler'
+          ? { ...tr, properties: { instances: 1, spread: [{ name: 'picky', requirements: { zone: 'moon' } }] } }
+          : tr,
+      ),
     }));
     mc.apply(wasmApp().with({ components }).inLattice('hosts-picky').build() as never);
     const { object } = await until(mc, (obj) => condition(obj, 'Stalled')?.status === 'True');
@@ -94,7 +107,10 @@ describe('with simulated wasmCloud hosts', () => {
     const first = await until(mc, (obj) => condition(obj, 'Ready')?.status === 'True');
     const v1 = (first.object!.status as { version: string }).version;
     mc.apply(wasmApp().described('edited').inLattice('hosts-edit').build() as never);
-    const second = await until(mc, (obj) => condition(obj, 'Ready')?.status === 'True' && (obj.status as { version: string }).version !== v1);
+    const second = await until(
+      mc,
+      (obj) => condition(obj, 'Ready')?.status === 'True' && (obj.status as { version: string }).version !== v1,
+    );
     const status = second.object!.status as { version: string; deployedVersion: string };
     assert.equal(status.deployedVersion, status.version);
   });

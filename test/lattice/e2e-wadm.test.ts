@@ -57,7 +57,14 @@ describe('the real wadm, without hosts', () => {
   it('accepts every valid fixture converted to a WasmCloudApplication', async () => {
     const mc = metacontrollerFor(running.url);
     // shared-http must be deployed before an application that uses its components can deploy.
-    for (const file of ['hello.yaml', 'complex.yaml', 'daemonscaler.yaml', 'secrets-policy.yaml', 'shared-http.yaml', 'shared-http-dev.yaml']) {
+    for (const file of [
+      'hello.yaml',
+      'complex.yaml',
+      'daemonscaler.yaml',
+      'secrets-policy.yaml',
+      'shared-http.yaml',
+      'shared-http-dev.yaml',
+    ]) {
       const resource = wasmApp(file).inLattice('fixtures').build();
       const obj = await sync(mc, resource);
       const status = statusOf(obj)!;
@@ -67,7 +74,7 @@ describe('the real wadm, without hosts', () => {
     }
   });
 
-  it('reports wadm\'s refusal to deploy an application whose shared components are not deployed', async () => {
+  it("reports wadm's refusal to deploy an application whose shared components are not deployed", async () => {
     const mc = metacontrollerFor(running.url);
     const obj = await sync(mc, wasmApp('shared-http-dev.yaml').inLattice('unshared').build());
     const stalled = condition(obj, 'Stalled')!;
@@ -79,8 +86,18 @@ describe('the real wadm, without hosts', () => {
   it('rejects the invalid fixtures before wadm, naming the field; wadm itself gives its own message for them', async () => {
     const mc = metacontrollerFor(running.url);
     const expectations: [string, string, RegExp, string][] = [
-      ['invalid-dangling-link.yaml', 'dangling-link', /traits\[1\]\.properties\.target: link target "httpclient"/, 'The following capability component(s) are missing from the manifest: ["httpclient"]'],
-      ['invalid-made-up-key.yaml', 'sample', /traits\[0\]\.incorrect: is not a known field/, 'Unable to parse manifest: YAML parsing failed: Error("spec.components[0].traits[0]: unknown field `incorrect`'],
+      [
+        'invalid-dangling-link.yaml',
+        'dangling-link',
+        /traits\[1\]\.properties\.target: link target "httpclient"/,
+        'The following capability component(s) are missing from the manifest: ["httpclient"]',
+      ],
+      [
+        'invalid-made-up-key.yaml',
+        'sample',
+        /traits\[0\]\.incorrect: is not a known field/,
+        'Unable to parse manifest: YAML parsing failed: Error("spec.components[0].traits[0]: unknown field `incorrect`',
+      ],
     ];
     for (const [file, name, ours, theirs] of expectations) {
       const obj = await sync(mc, wasmApp(file).inNamespace('invalid').inLattice('invalid').build());
@@ -187,7 +204,10 @@ describe('the real wadm, without hosts', () => {
       const status = await ask('nohosts', 'status', 'hello-world');
       assert.deepEqual((status['status'] as { status: unknown }).status, { type: 'undeployed' });
       const list = (await ask('nohosts', 'get'))['models'] as { detailed_status: { status: { type: string; message: string } } }[];
-      assert.deepEqual(list[0]!.detailed_status.status, { type: 'waiting', message: 'Waiting for status: Lattice contains no hosts, deployment not started.' });
+      assert.deepEqual(list[0]!.detailed_status.status, {
+        type: 'waiting',
+        message: 'Waiting for status: Lattice contains no hosts, deployment not started.',
+      });
       assert.deepEqual(published, []);
     } finally {
       sub.unsubscribe();
@@ -202,12 +222,15 @@ describe('the real wadm, without hosts', () => {
     assert.equal(manifest.metadata.annotations['core.wasmcloud.com/owner'], 'default/complex');
     assert.equal(manifest.metadata.annotations['version'], statusOf(obj)!.version);
     const original = yaml.load(fixtureText('complex.yaml')) as { spec: { components: { name: string }[] } };
-    assert.deepEqual((manifest.spec as typeof original.spec).components.map((c) => c.name), original.spec.components.map((c) => c.name));
+    assert.deepEqual(
+      (manifest.spec as typeof original.spec).components.map((c) => c.name),
+      original.spec.components.map((c) => c.name),
+    );
   });
 });
 
 describe('changes made outside Kubernetes', () => {
-  it('are seen at the next sync, without waiting for the model cache to expire, thanks to wadm\'s events', async () => {
+  it("are seen at the next sync, without waiting for the model cache to expire, thanks to wadm's events", async () => {
     const mc = metacontrollerFor(running.url);
     const first = await sync(mc, wasmApp().inLattice('outside').build());
     const version = statusOf(first)!.version!;
@@ -227,7 +250,10 @@ describe('two replicas of the service syncing the same resource at once', () => 
     const mcs = [metacontrollerFor(running.url), metacontrollerFor(other.url)];
     for (const mc of mcs) mc.apply(resource as never);
     const results = await Promise.all(mcs.map((mc) => mc.reconcile('default', 'hello-world')));
-    assert.deepEqual(results.map((r) => r.httpStatus), [200, 200]);
+    assert.deepEqual(
+      results.map((r) => r.httpStatus),
+      [200, 200],
+    );
     for (const mc of mcs) await mc.reconcile('default', 'hello-world');
     const all = await versions('replicas', 'hello-world');
     assert.equal(all.length, 1);

@@ -115,7 +115,13 @@ describe('writes wadm never confirmed (wadm stops answering mid-call)', () => {
 
     const since = running.logs.slice(before.logs);
     const warned = since.filter((l) => l['level'] === 40 && /^could not (deploy|delete)/.test(String(l['msg'])));
-    assert.deepEqual(warned.map((l) => [l['operation'], String(l['reason']).split(':')[0]]), [['deploy', 'Timeout'], ['delete', 'Timeout']]);
+    assert.deepEqual(
+      warned.map((l) => [l['operation'], String(l['reason']).split(':')[0]]),
+      [
+        ['deploy', 'Timeout'],
+        ['delete', 'Timeout'],
+      ],
+    );
     // Exactly one confirmed deploy and one confirmed delete, each logged and counted once.
     assert.equal(infoLines(/^deployed version/).filter((l) => since.includes(l)).length, 1);
     assert.equal(infoLines(/^deleted the application/).filter((l) => since.includes(l)).length, 1);
@@ -130,7 +136,14 @@ describe('SIGTERM with hook calls in flight', () => {
     const dir = mkdtempSync(join(tmpdir(), 'policy-'));
     writeFileSync(join(dir, 'policy.yaml'), 'rules:\n  - namespaces: ["*"]\n    lattices: ["*"]\n');
     const child = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, '../../src/main.ts')], {
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', NATS_URL: nats.url, SHUTDOWN_DELAY_MS: '600', LATTICE_POLICY_FILE: join(dir, 'policy.yaml') },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        NATS_URL: nats.url,
+        SHUTDOWN_DELAY_MS: '600',
+        LATTICE_POLICY_FILE: join(dir, 'policy.yaml'),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     t.after(() => child.kill('SIGKILL'));
@@ -140,8 +153,15 @@ describe('SIGTERM with hook calls in flight', () => {
 
     const slow = wadm.hold('versions');
     let answered = false;
-    const inFlight = fetch(`${url}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(hookRequest(wasmApp().build())) });
-    inFlight.then(() => (answered = true), () => (answered = true));
+    const inFlight = fetch(`${url}/sync`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(hookRequest(wasmApp().build())),
+    });
+    inFlight.then(
+      () => (answered = true),
+      () => (answered = true),
+    );
     await slow.arrived;
     const signalled = Date.now();
     child.kill('SIGTERM');
@@ -184,7 +204,10 @@ describe('NATS killed and restarted during a stream of syncs', () => {
     outage = true;
     await nats.stop();
     // NATS stays down until the service has said so, on /readyz and in a status.
-    await until(() => readiness.includes(503) && reasonsDuringOutage.has('LatticeUnavailable'), { ...WADM_WAIT, what: () => `the outage reported: ${[...reasonsDuringOutage].join(', ')}` });
+    await until(() => readiness.includes(503) && reasonsDuringOutage.has('LatticeUnavailable'), {
+      ...WADM_WAIT,
+      what: () => `the outage reported: ${[...reasonsDuringOutage].join(', ')}`,
+    });
     await scenario.restartNats();
     outage = false;
     restarted = true;

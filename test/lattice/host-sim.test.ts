@@ -18,9 +18,20 @@ const HELLO_COMPONENT = 'ghcr.io/wasmcloud/components/http-hello-world-rust:0.1.
 const HTTP_PROVIDER = 'ghcr.io/wasmcloud/http-server:0.23.0';
 const json = JSONCodec<Record<string, unknown>>();
 
-interface StatusInfo { type: string; message?: string }
-interface ScalerStatus { id: string; kind: string; name: string; status: StatusInfo }
-interface AppStatus { status: StatusInfo; scalers?: ScalerStatus[] }
+interface StatusInfo {
+  type: string;
+  message?: string;
+}
+interface ScalerStatus {
+  id: string;
+  kind: string;
+  name: string;
+  status: StatusInfo;
+}
+interface AppStatus {
+  status: StatusInfo;
+  scalers?: ScalerStatus[];
+}
 
 let nats: NatsServer;
 let wadm: WadmProcess;
@@ -54,7 +65,10 @@ function wadmApi(lattice: string) {
   const request = async (op: string, body: unknown, contentType?: string) => {
     const h = headers();
     if (contentType) h.set('Content-Type', contentType);
-    const reply = await nc.request(`wadm.api.${lattice}.model.${op}`, json.encode(body as Record<string, unknown>), { timeout: 5000, headers: h });
+    const reply = await nc.request(`wadm.api.${lattice}.model.${op}`, json.encode(body as Record<string, unknown>), {
+      timeout: 5000,
+      headers: h,
+    });
     return json.decode(reply.data);
   };
   return {
@@ -94,7 +108,8 @@ class StatusLog {
    * and logged.
    */
   until(type: string, from = 0): Promise<AppStatus> {
-    const what = () => `a "${type}" status after ${from}; seen: ${JSON.stringify(this.seen.map((s) => s.status.type))}\n` +
+    const what = () =>
+      `a "${type}" status after ${from}; seen: ${JSON.stringify(this.seen.map((s) => s.status.type))}\n` +
       `wadm's log (tail):\n${wadm.output().split('\n').slice(-30).join('\n')}`;
     return until(() => this.seen.slice(from).find((s) => s.status.type === type), { what, timeoutMs: WADM_STALL_TOLERANT_MS });
   }
@@ -167,22 +182,36 @@ describe('simulated wasmCloud hosts driven by the real wadm 0.21.1', () => {
     assert.deepEqual(commands(sim.requests()).sort(), ['component.scale', 'config.put', 'link.put', 'provider.start']);
 
     // The annotations wadm sent are echoed back: without them its scalers count no instance.
-    assert.deepEqual(sim.components(), [{
-      hostId: host, id: 'hello_world-http_component', imageRef: HELLO_COMPONENT, maxInstances: 1,
-      annotations: {
-        'wasmcloud.dev/appspec': 'hello-world',
-        'wasmcloud.dev/managed-by': 'wadm',
-        'wasmcloud.dev/scaler': 'a648fe966cbdb0a0dee3252a416f824858bbf0c1a24be850ef632626ddbb5133',
-        'wasmcloud.dev/spread_name': 'default',
+    assert.deepEqual(sim.components(), [
+      {
+        hostId: host,
+        id: 'hello_world-http_component',
+        imageRef: HELLO_COMPONENT,
+        maxInstances: 1,
+        annotations: {
+          'wasmcloud.dev/appspec': 'hello-world',
+          'wasmcloud.dev/managed-by': 'wadm',
+          'wasmcloud.dev/scaler': 'a648fe966cbdb0a0dee3252a416f824858bbf0c1a24be850ef632626ddbb5133',
+          'wasmcloud.dev/spread_name': 'default',
+        },
       },
-    }]);
-    assert.deepEqual(sim.providers().map((p) => [p.hostId, p.id, p.imageRef, p.annotations['wasmcloud.dev/scaler']]), [
-      [host, 'hello_world-httpserver', HTTP_PROVIDER, 'e82e835acda294f1a3d9cb66c0dfc8619c82fa836a1e30142d5d2b607357fc86'],
     ]);
-    assert.deepEqual(sim.links(), [{
-      source_id: 'hello_world-httpserver', target: 'hello_world-http_component', name: 'default', wit_namespace: 'wasi',
-      wit_package: 'http', interfaces: ['incoming-handler'], source_config: ['hello_world-default_http'], target_config: [],
-    }]);
+    assert.deepEqual(
+      sim.providers().map((p) => [p.hostId, p.id, p.imageRef, p.annotations['wasmcloud.dev/scaler']]),
+      [[host, 'hello_world-httpserver', HTTP_PROVIDER, 'e82e835acda294f1a3d9cb66c0dfc8619c82fa836a1e30142d5d2b607357fc86']],
+    );
+    assert.deepEqual(sim.links(), [
+      {
+        source_id: 'hello_world-httpserver',
+        target: 'hello_world-http_component',
+        name: 'default',
+        wit_namespace: 'wasi',
+        wit_package: 'http',
+        interfaces: ['incoming-handler'],
+        source_config: ['hello_world-default_http'],
+        target_config: [],
+      },
+    ]);
     assert.deepEqual(sim.config(), { 'hello_world-default_http': { ADDRESS: '127.0.0.1:8080' } });
 
     // A heartbeat that lists what runs, with the annotations, changes nothing in wadm.
@@ -194,18 +223,20 @@ describe('simulated wasmCloud hosts driven by the real wadm 0.21.1', () => {
     t.diagnostic(`deployed status: ${JSON.stringify(deployed)}`);
   });
 
-  it('a spread that requires a label no host has fails with wadm\'s message, and deploys once a host with the label joins', async (t) => {
+  it("a spread that requires a label no host has fails with wadm's message, and deploys once a host with the label joins", async (t) => {
     const sim = await openLattice(t, 'picky', { hosts: [{ labels: { zone: 'earth' } }] });
     const log = watch(t, 'picky', 'hello-world');
     await wadmApi('picky').putAndDeploy(helloRequiring({ zone: 'moon' }));
 
     const failed = await log.until('failed');
     assert.deepEqual(scaler(failed, 'hello_world-httpserver'), {
-      type: 'failed', message: `Could not satisfy spread picky for ${HTTP_PROVIDER}, 0/1 eligible hosts found.`,
+      type: 'failed',
+      message: `Could not satisfy spread picky for ${HTTP_PROVIDER}, 0/1 eligible hosts found.`,
     });
     // wadm 0.21.1 reports an unplaceable component as a conflict, not as "Could not satisfy spread".
     assert.deepEqual(scaler(failed, 'hello_world-http_component'), {
-      type: 'failed', message: 'Spread requirement conflict: picky spread requires 1 instances vs 0 computed from reconciliation commands',
+      type: 'failed',
+      message: 'Spread requirement conflict: picky spread requires 1 instances vs 0 computed from reconciliation commands',
     });
     assert.deepEqual(sim.components(), []);
     assert.deepEqual(sim.providers(), []);
@@ -214,8 +245,14 @@ describe('simulated wasmCloud hosts driven by the real wadm 0.21.1', () => {
     const mark = log.seen.length;
     const moon = await sim.addHost({ labels: { zone: 'moon' } });
     await log.until('deployed', mark);
-    assert.deepEqual(sim.components().map((c) => c.hostId), [moon.id]);
-    assert.deepEqual(sim.providers().map((p) => p.hostId), [moon.id]);
+    assert.deepEqual(
+      sim.components().map((c) => c.hostId),
+      [moon.id],
+    );
+    assert.deepEqual(
+      sim.providers().map((p) => p.hostId),
+      [moon.id],
+    );
   });
 
   it('complex.yaml, whose spreads need region labels, fails on unlabelled hosts', async (t) => {
@@ -225,14 +262,19 @@ describe('simulated wasmCloud hosts driven by the real wadm 0.21.1', () => {
 
     const failed = await log.until('failed');
     assert.deepEqual(scaler(failed, 'fileserver'), {
-      type: 'failed', message: 'Could not satisfy spread the-moon for ghcr.io/wasmcloud/blobstore-fs:0.6.0, 0/1 eligible hosts found.',
+      type: 'failed',
+      message: 'Could not satisfy spread the-moon for ghcr.io/wasmcloud/blobstore-fs:0.6.0, 0/1 eligible hosts found.',
     });
     assert.deepEqual(scaler(failed, 'http_server'), {
       type: 'failed',
-      message: `Could not satisfy spread westcoast for ${HTTP_PROVIDER}, 0/2 eligible hosts found. ` +
+      message:
+        `Could not satisfy spread westcoast for ${HTTP_PROVIDER}, 0/2 eligible hosts found. ` +
         `Could not satisfy spread the-moon for ${HTTP_PROVIDER}, 0/1 eligible hosts found.`,
     });
-    assert.match(scaler(failed, 'littleblobbytables')?.message ?? '', /^Spread requirement conflict: (east|west)coast spread requires [23] instances/);
+    assert.match(
+      scaler(failed, 'littleblobbytables')?.message ?? '',
+      /^Spread requirement conflict: (east|west)coast spread requires [23] instances/,
+    );
     assert.deepEqual(sim.components(), []);
     assert.deepEqual(sim.providers(), []);
   });
@@ -248,7 +290,8 @@ describe('simulated wasmCloud hosts driven by the real wadm 0.21.1', () => {
     const failed = await log.until('failed', mark);
     assert.deepEqual(failed.status, {
       type: 'failed',
-      message: 'Spread requirement conflict: default spread requires 1 instances vs 0 computed from reconciliation commands, ' +
+      message:
+        'Spread requirement conflict: default spread requires 1 instances vs 0 computed from reconciliation commands, ' +
         `Could not satisfy spread default for ${HTTP_PROVIDER}, 0/1 eligible hosts found.`,
     });
     // The link is lattice data (a KV bucket on real hosts): it outlives the hosts.
@@ -259,7 +302,10 @@ describe('simulated wasmCloud hosts driven by the real wadm 0.21.1', () => {
     const again = log.seen.length;
     const fresh = await sim.addHost();
     await log.until('deployed', again);
-    assert.deepEqual(sim.components().map((c) => c.hostId), [fresh.id]);
+    assert.deepEqual(
+      sim.components().map((c) => c.hostId),
+      [fresh.id],
+    );
   });
 
   it('undeploy stops the component and provider and removes the link and config', async (t) => {
@@ -276,7 +322,13 @@ describe('simulated wasmCloud hosts driven by the real wadm 0.21.1', () => {
     await until(() => sim.events().some((e) => e.type === 'provider_stopped'), WADM_STALL_TOLERANT_MS);
     assert.deepEqual(commands(sim.requests().slice(sent)), ['component.scale', 'link.del', 'config.del', 'provider.stop']);
     assert.deepEqual([sim.components(), sim.providers(), sim.links(), sim.config()], [[], [], [], {}]);
-    assert.equal(sim.events().filter((e) => e.type === 'component_scaled').at(-1)?.data['max_instances'], 0);
+    assert.equal(
+      sim
+        .events()
+        .filter((e) => e.type === 'component_scaled')
+        .at(-1)?.data['max_instances'],
+      0,
+    );
   });
 
   it('a host wadm holds that is not live is told to stop until wadm holds only the live ones (what a NATS restart needs)', async (t) => {
@@ -284,7 +336,11 @@ describe('simulated wasmCloud hosts driven by the real wadm 0.21.1', () => {
     const live = sim.hosts.map((h) => h.id);
     const ghost = nkeys.createServer().getPublicKey();
     // What wadm held after some NATS restarts: a host long gone, as its host_started left it.
-    publishEvent(nc, 'ghost', { type: 'host_started', source: ghost, data: { friendly_name: 'ghost', labels: {}, uptime_seconds: 0, version: '1.9.2' } });
+    publishEvent(nc, 'ghost', {
+      type: 'host_started',
+      source: ghost,
+      data: { friendly_name: 'ghost', labels: {}, uptime_seconds: 0, version: '1.9.2' },
+    });
     await until(async () => (await heldHosts('ghost')).includes(ghost), WADM_STALL_TOLERANT_MS);
 
     await untilWadmHoldsOnly(nc, 'ghost', live);
@@ -294,10 +350,16 @@ describe('simulated wasmCloud hosts driven by the real wadm 0.21.1', () => {
   it('answers a missing config, a link to missing config and a request wadm never sends as a real host does', async (t) => {
     const sim = await openLattice(t, 'direct');
     const ctl = async (op: string, body?: Record<string, unknown>) =>
-      json.decode((await nc.request(`wasmbus.ctl.v1.direct.${op}`, body === undefined ? new Uint8Array() : json.encode(body), { timeout: 2000 })).data);
+      json.decode(
+        (await nc.request(`wasmbus.ctl.v1.direct.${op}`, body === undefined ? new Uint8Array() : json.encode(body), { timeout: 2000 }))
+          .data,
+      );
     assert.deepEqual(await ctl('config.get.nothing'), { success: true, message: 'Configuration not found' });
     const link = { source_id: 'a', target: 'b', wit_namespace: 'wasi', wit_package: 'http', interfaces: ['x'], source_config: ['nothing'] };
-    assert.deepEqual(await ctl('link.put', link), { success: false, message: 'failed to validate link config: configuration nothing does not exist' });
+    assert.deepEqual(await ctl('link.put', link), {
+      success: false,
+      message: 'failed to validate link config: configuration nothing does not exist',
+    });
     assert.deepEqual(await ctl(`component.update.${sim.hosts[0]!.id}`, {}), { success: false, message: 'unsupported subject' });
   });
 });

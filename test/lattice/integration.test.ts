@@ -57,7 +57,7 @@ describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
     assert.equal(mc.statusWrites, writes, 'a settled application must not rewrite its status');
   });
 
-  it('settles with Metacontroller\'s ETag cache on: resyncs are answered 304 and change nothing', async () => {
+  it("settles with Metacontroller's ETag cache on: resyncs are answered 304 and change nothing", async () => {
     const mc = scenario.metacontroller({ etag: true });
     await deploy(mc, wasmApp().build());
     const writes = mc.statusWrites;
@@ -110,11 +110,11 @@ describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
     const result = await mc.reconcileUntilStable('default', 'dangling-link', { maxPasses: 5 });
     const stalled = condition(result.object!, 'Stalled')!;
     assert.equal(stalled.reason, 'InvalidSpec');
-    assert.match(stalled.message ?? "", /target "httpclient" is not a component/);
+    assert.match(stalled.message ?? '', /target "httpclient" is not a component/);
     assert.equal(wadm.count(), 0);
   });
 
-  it('never lets namespace B overwrite, deploy, undeploy or delete namespace A\'s application', async () => {
+  it("never lets namespace B overwrite, deploy, undeploy or delete namespace A's application", async () => {
     const mc = metacontroller();
     await deploy(mc, wasmApp().inNamespace('team-a').build());
     const before = JSON.stringify(await wadm.model('default', 'hello-world'));
@@ -126,17 +126,21 @@ describe('a WasmCloudApplication through Metacontroller, NATS and wadm', () => {
     await mc.deleteAndFinalize('team-b', 'hello-world', { maxPasses: 5 });
     assert.equal(JSON.stringify(await wadm.model('default', 'hello-world')), before);
     const writes = wadm.requests.filter((r) => ['put', 'deploy', 'undeploy', 'del'].includes(r.op));
-    assert.deepEqual(writes.map((r) => r.op), ['put', 'deploy'], 'only team-a ever wrote');
+    assert.deepEqual(
+      writes.map((r) => r.op),
+      ['put', 'deploy'],
+      'only team-a ever wrote',
+    );
   });
 
-  it('reports a wadm put rejection as ManifestInvalid with wadm\'s message', async () => {
+  it("reports a wadm put rejection as ManifestInvalid with wadm's message", async () => {
     const mc = metacontroller();
     // wadm's validation is deterministic: it refuses every retry too.
     wadm.inject('put', { kind: 'error', message: 'Unable to parse manifest: something wadm dislikes' }, { times: 100 });
     mc.apply(wasmApp().build() as never);
     const result = await mc.reconcileUntilStable('default', 'hello-world', { maxPasses: 5 });
     assert.equal(condition(result.object!, 'Stalled')!.reason, 'ManifestInvalid');
-    assert.match(condition(result.object!, 'Ready')!.message ?? "", /something wadm dislikes/);
+    assert.match(condition(result.object!, 'Ready')!.message ?? '', /something wadm dislikes/);
   });
 });
 
@@ -149,7 +153,7 @@ describe('when NATS goes away', () => {
       await mc.reconcile('default', 'hello-world');
       const obj = mc.get('default', 'hello-world')!;
       assert.equal(condition(obj, 'Ready')!.reason, 'LatticeUnavailable');
-      assert.match(condition(obj, 'Ready')!.message ?? "", /NoResponders/);
+      assert.match(condition(obj, 'Ready')!.message ?? '', /NoResponders/);
     } finally {
       await wadm.resume();
     }

@@ -28,7 +28,12 @@ before(async () => {
   nats = await startNatsServer();
   wadm = await startRelayedWadm(nats.url);
   nc = await connect({ servers: nats.url });
-  client = new WadmClient({ connection: () => nc, apiPrefix: 'wadm.api', timeoutMs: 300, onRequest: (_lattice, op, outcome) => requests.push(`${op}:${outcome}`) });
+  client = new WadmClient({
+    connection: () => nc,
+    apiPrefix: 'wadm.api',
+    timeoutMs: 300,
+    onRequest: (_lattice, op, outcome) => requests.push(`${op}:${outcome}`),
+  });
 });
 after(async () => {
   await nc.close();
@@ -123,7 +128,7 @@ describe('the wadm client', () => {
     assert.deepEqual(requests, ['versions:timeout', 'versions:no_responders']);
   });
 
-  it('maps wadm refusing a deploy to rejected with wadm\'s message', async () => {
+  it("maps wadm refusing a deploy to rejected with wadm's message", async () => {
     const { body } = manifest();
     await client.put('default', body);
     const outcome = await client.deploy('default', 'hello-world', 'nope');
@@ -143,10 +148,18 @@ describe('what a replica remembers of wadm (Knowledge)', () => {
   function knowledge(deployGraceMs = 60_000, capacity = 2) {
     clock.set(0);
     const known = new Knowledge({ capacity, modelTtlMs: 300_000, deployGraceMs, livenessMs: 5_000, now: clock.now });
-    const watch = new LatticeWatch(() => nc, known, pino({ level: 'silent' }), { now: clock.now, idleMs: 15 * 60_000, retryFailedMs: 60_000 });
+    const watch = new LatticeWatch(() => nc, known, pino({ level: 'silent' }), {
+      now: clock.now,
+      idleMs: 15 * 60_000,
+      retryFailedMs: 60_000,
+    });
     return Object.assign(known, { watch: (lattice: string) => watch.watch(lattice) });
   }
-  const ours: ModelFacts = { versions: ['v1'], deployedVersion: 'v1', known: { v1: { version: 'v1', owner: 'default/a', contentHash: null } } };
+  const ours: ModelFacts = {
+    versions: ['v1'],
+    deployedVersion: 'v1',
+    known: { v1: { version: 'v1', owner: 'default/a', contentHash: null } },
+  };
 
   it('keeps the latest status from the subscription and skips malformed messages', async () => {
     const known = knowledge();
@@ -157,7 +170,11 @@ describe('what a replica remembers of wadm (Knowledge)', () => {
     nc.publish('wadm.status.default.a', JSON.stringify({ status: { type: 'bogus' } }));
     await publishStatus('a', 'deployed');
     await until(() => known.status('default', 'a') !== undefined);
-    assert.deepEqual(known.status('default', 'a'), { status: { status: { type: 'deployed' } }, predatesDeploy: false }, 'kept lean: what a verdict reads');
+    assert.deepEqual(
+      known.status('default', 'a'),
+      { status: { status: { type: 'deployed' } }, predatesDeploy: false },
+      'kept lean: what a verdict reads',
+    );
   });
 
   it('flags a status that may predate our deploy, until a newer one arrives', async () => {
@@ -167,7 +184,11 @@ describe('what a replica remembers of wadm (Knowledge)', () => {
     known.rememberStatus('default', 'b', { status: { type: 'deployed' } }, false);
     known.deployed('default', 'b');
     assert.equal(known.status('default', 'b')!.predatesDeploy, true);
-    assert.equal(known.rememberStatus('default', 'b', { status: { type: 'deployed' } }, false).predatesDeploy, true, 'a model.status reply cannot prove it is newer');
+    assert.equal(
+      known.rememberStatus('default', 'b', { status: { type: 'deployed' } }, false).predatesDeploy,
+      true,
+      'a model.status reply cannot prove it is newer',
+    );
     await publishStatus('b', 'reconciling');
     await until(() => known.status('default', 'b')?.status.status.type === 'reconciling');
     assert.equal(known.status('default', 'b')!.predatesDeploy, false);
@@ -231,7 +252,11 @@ describe('what a replica remembers of wadm (Knowledge)', () => {
 describe('the lattice watch: what the service subscribes to, and for how long', () => {
   const clock = testClock(0);
   const silent = pino({ level: 'silent' });
-  const ours: ModelFacts = { versions: ['v1'], deployedVersion: 'v1', known: { v1: { version: 'v1', owner: 'default/a', contentHash: null } } };
+  const ours: ModelFacts = {
+    versions: ['v1'],
+    deployedVersion: 'v1',
+    known: { v1: { version: 'v1', owner: 'default/a', contentHash: null } },
+  };
 
   it("keeps no status of an application no hook call asked about: others' statuses cannot push ours out", () => {
     const known = new Knowledge({ capacity: 2, modelTtlMs: 300_000, deployGraceMs: 10_000, livenessMs: 5_000, now: clock.now });
@@ -288,11 +313,23 @@ describe('the lattice watch: what the service subscribes to, and for how long', 
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);
     try {
-      const watch = new LatticeWatch(() => refusing, known, silent, { now: clock.now, idleMs: 15 * 60_000, retryFailedMs: 60_000, onFailure: (l, denied) => failures.push([l, denied]) });
+      const watch = new LatticeWatch(() => refusing, known, silent, {
+        now: clock.now,
+        idleMs: 15 * 60_000,
+        retryFailedMs: 60_000,
+        onFailure: (l, denied) => failures.push([l, denied]),
+      });
       watch.watch('forbidden');
       await until(() => failures.length === 2);
       await new Promise((resolve) => setImmediate(resolve));
-      assert.deepEqual(failures, [['forbidden', true], ['forbidden', true]], 'each refused subject counted: status and events');
+      assert.deepEqual(
+        failures,
+        [
+          ['forbidden', true],
+          ['forbidden', true],
+        ],
+        'each refused subject counted: status and events',
+      );
       assert.deepEqual(unhandled, []);
       assert.equal(watch.size, 0);
       known.remember('forbidden', 'a', ours, known.checkpoint());

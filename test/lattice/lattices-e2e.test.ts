@@ -31,9 +31,11 @@ async function versions(lattice: string, name: string): Promise<Versions> {
   return reply.json<Versions>();
 }
 
-const deployedIn = async (lattice: string, name: string) => (await versions(lattice, name)).versions?.find((v) => v.deployed)?.version ?? null;
+const deployedIn = async (lattice: string, name: string) =>
+  (await versions(lattice, name)).versions?.find((v) => v.deployed)?.version ?? null;
 const ready = (obj: K8sObject | undefined) => condition(obj, 'Ready');
-const statusOf = (obj: K8sObject | undefined) => (obj?.status ?? {}) as { version?: string; deployedVersion?: string; lattice?: string; formerLattices?: string[]; message?: string };
+const statusOf = (obj: K8sObject | undefined) =>
+  (obj?.status ?? {}) as { version?: string; deployedVersion?: string; lattice?: string; formerLattices?: string[]; message?: string };
 
 function named(name: string, spec: Record<string, unknown>): Resource {
   return wasmApp().with(spec).named(name).inNamespace('movers').unannotated().build();
@@ -41,7 +43,12 @@ function named(name: string, spec: Record<string, unknown>): Resource {
 
 async function readyIn(name: string, spec: Record<string, unknown>): Promise<K8sObject> {
   mc.apply(named(name, spec) as never);
-  const { object } = await mc.waitFor('movers', name, (obj) => ready(obj)?.status === 'True' && statusOf(obj).formerLattices === undefined, { timeoutMs: 90_000, intervalMs: 200 });
+  const { object } = await mc.waitFor(
+    'movers',
+    name,
+    (obj) => ready(obj)?.status === 'True' && statusOf(obj).formerLattices === undefined,
+    { timeoutMs: 90_000, intervalMs: 200 },
+  );
   return object!;
 }
 
@@ -57,7 +64,8 @@ describe('a resource that moves to another lattice', () => {
       assert.equal(statusOf(inSouth).lattice, 'south');
       assert.equal(await deployedIn('south', name), version, 'the same version, put in the new lattice');
       if (deletionPolicy === 'Delete') assert.equal((await versions('north', name)).result, 'notfound', 'gone from the old lattice');
-      else assert.deepEqual((await versions('north', name)).versions, [{ version, deployed: false }], 'kept, undeployed, in the old lattice');
+      else
+        assert.deepEqual((await versions('north', name)).versions, [{ version, deployed: false }], 'kept, undeployed, in the old lattice');
 
       assert.equal((await mc.deleteAndFinalize('movers', name)).removed, true);
       assert.equal(await deployedIn('south', name), deletionPolicy === 'Orphan' ? version : null);
@@ -70,7 +78,10 @@ describe('a resource that moves to another lattice', () => {
     const name = 'stays';
     const inNorth = await readyIn(name, { lattice: 'north' });
     mc.apply(named(name, { lattice: 'south', version: 'latest' }) as never);
-    const { object } = await mc.waitFor('movers', name, (obj) => ready(obj)?.reason === 'InvalidSpec', { timeoutMs: 30_000, intervalMs: 100 });
+    const { object } = await mc.waitFor('movers', name, (obj) => ready(obj)?.reason === 'InvalidSpec', {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
     assert.deepEqual(statusOf(object).formerLattices, ['north']);
     assert.equal(await deployedIn('north', name), statusOf(inNorth).version);
     assert.equal((await mc.deleteAndFinalize('movers', name)).removed, true);
@@ -86,10 +97,19 @@ describe('twelve edits of a ~110 KB manifest', () => {
     for (let edit = 0; edit < 12; edit++) {
       const resource = wasmApp().withLargeConfig(edit).build();
       mc.apply({ ...resource, metadata: { name, namespace: 'movers' }, spec: { ...resource.spec, lattice: 'big' } } as never);
-      const { object } = await mc.waitFor('movers', name, (obj) => {
-        seen.push(String(ready(obj)?.reason));
-        return statusOf(obj).deployedVersion !== undefined && statusOf(obj).deployedVersion === statusOf(obj).version && statusOf(obj).version !== undefined;
-      }, { timeoutMs: 60_000, intervalMs: 100 });
+      const { object } = await mc.waitFor(
+        'movers',
+        name,
+        (obj) => {
+          seen.push(String(ready(obj)?.reason));
+          return (
+            statusOf(obj).deployedVersion !== undefined &&
+            statusOf(obj).deployedVersion === statusOf(obj).version &&
+            statusOf(obj).version !== undefined
+          );
+        },
+        { timeoutMs: 60_000, intervalMs: 100 },
+      );
       const version = statusOf(object).version!;
       assert.equal(await deployedIn('big', name), version, `edit ${edit}: deployed in wadm`);
       kept = (await versions('big', name)).versions!.length;

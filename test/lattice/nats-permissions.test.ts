@@ -74,23 +74,33 @@ after(async () => {
 
 // ---- helpers ------------------------------------------------------------------------------------
 
-const app = (namespace: string, name: string, lattice: string): AppBuilder => wasmApp().inLattice(lattice).named(name).inNamespace(namespace);
+const app = (namespace: string, name: string, lattice: string): AppBuilder =>
+  wasmApp().inLattice(lattice).named(name).inNamespace(namespace);
 const ready = (obj: K8sObject | undefined) => condition(obj, 'Ready');
 const message = (obj: K8sObject | undefined) => String(ready(obj)?.message);
 
-async function reconciledUntil(namespace: string, name: string, lattice: string, done: (obj: K8sObject | undefined) => boolean): Promise<K8sObject> {
+async function reconciledUntil(
+  namespace: string,
+  name: string,
+  lattice: string,
+  done: (obj: K8sObject | undefined) => boolean,
+): Promise<K8sObject> {
   mc.apply(app(namespace, name, lattice).build() as never);
   const { object } = await mc.waitFor(namespace, name, done, { timeoutMs: 90_000, intervalMs: 100 });
   return object!;
 }
-const deployed = (namespace: string, name: string, lattice: string) => reconciledUntil(namespace, name, lattice, (obj) => ready(obj)?.status === 'True');
+const deployed = (namespace: string, name: string, lattice: string) =>
+  reconciledUntil(namespace, name, lattice, (obj) => ready(obj)?.status === 'True');
 
 /** A GET of the service; a process that died (issue 27) fails the test with its last log lines, not with "fetch failed". */
 async function get(path: string): Promise<Response> {
   try {
     return await fetch(`${service.url}${path}`);
   } catch (err) {
-    const last = service.logs.slice(-5).map((l) => JSON.stringify(l)).join('\n');
+    const last = service.logs
+      .slice(-5)
+      .map((l) => JSON.stringify(l))
+      .join('\n');
     throw new Error(`the service does not answer GET ${path} (${(err as Error).message}): has it exited? last log lines:\n${last}`);
   }
 }
@@ -99,15 +109,20 @@ async function get(path: string): Promise<Response> {
 async function series(name: string): Promise<{ labels: Record<string, string>; value: number }[]> {
   const text = await (await get('/metrics')).text();
   const prefix = `wasmcloud_metacontroller_${name}`;
-  return text.split('\n').filter((line) => line.startsWith(`${prefix}{`) || line.startsWith(`${prefix} `)).map((line) => {
-    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
-    return { labels, value: Number(line.slice(line.lastIndexOf(' ') + 1)) };
-  });
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(`${prefix}{`) || line.startsWith(`${prefix} `))
+    .map((line) => {
+      const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+      return { labels, value: Number(line.slice(line.lastIndexOf(' ') + 1)) };
+    });
 }
 
 /** Requests the service sent to wadm for these operations, whatever their outcome. */
 async function wadmRequests(operations: string[]): Promise<number> {
-  return (await series('wadm_requests_total')).filter((s) => operations.includes(s.labels['operation']!)).reduce((sum, s) => sum + s.value, 0);
+  return (await series('wadm_requests_total'))
+    .filter((s) => operations.includes(s.labels['operation']!))
+    .reduce((sum, s) => sum + s.value, 0);
 }
 
 /** One series' value (0 when absent). */
@@ -129,7 +144,9 @@ function refusedPublishes(): string[] {
 /** nats-server's list of refused publishes, once it holds as many as the service counted (it logs after it answers). */
 async function refusedPublishesCounted(): Promise<string[]> {
   const counted = await publishDenied();
-  return until(() => (refusedPublishes().length === counted ? refusedPublishes() : undefined), { what: () => `${counted} publish violations in:\n${nats.output()}` });
+  return until(() => (refusedPublishes().length === counted ? refusedPublishes() : undefined), {
+    what: () => `${counted} publish violations in:\n${nats.output()}`,
+  });
 }
 
 function warnings(predicate: (line: Record<string, unknown>) => boolean): Record<string, unknown>[] {
@@ -147,7 +164,10 @@ async function assertAlive(): Promise<void> {
   assert.equal(await statusOf('/healthz'), 200);
   assert.equal(await statusOf('/readyz'), 200);
   assert.equal(await unhandledRejections(), 0, 'unhandled promise rejections');
-  assert.deepEqual(service.logs.filter((l) => String(l['msg']).startsWith('unhandled promise rejection')), []);
+  assert.deepEqual(
+    service.logs.filter((l) => String(l['msg']).startsWith('unhandled promise rejection')),
+    [],
+  );
 }
 
 async function wadmVersions(lattice: string, name: string): Promise<string> {
@@ -168,19 +188,27 @@ describe('the service with a NATS user limited to its lattices (SECURITY.md)', (
     assert.equal(condition(obj, 'Stalled')?.reason, 'LatticeNotPermitted');
     assert.equal(
       message(obj),
-      `Cannot use lattice "forbidden": NATS refused this service's user to publish to "wadm.api.forbidden.model.versions.${name}" (permissions violation); `
-        + 'grant it publish on "wadm.api.forbidden.>" and subscribe on "wadm.status.forbidden.*" and "wadm.evt.forbidden.>" (see SECURITY.md); will retry',
+      `Cannot use lattice "forbidden": NATS refused this service's user to publish to "wadm.api.forbidden.model.versions.${name}" (permissions violation); ` +
+        'grant it publish on "wadm.api.forbidden.>" and subscribe on "wadm.status.forbidden.*" and "wadm.evt.forbidden.>" (see SECURITY.md); will retry',
     );
     assert.ok((await publishDenied()) >= 1);
 
     // The subscriptions to its status and events, refused too (NATS says so a moment later): counted and
     // said, not a rejection nothing handles (which crashed the process before, or now counts as a bug).
-    await until(async () => (await subscribeDenied()) >= 1 || (await unhandledRejections()) > 0, { what: 'the refused subscription handled', timeoutMs: 60_000 });
+    await until(async () => (await subscribeDenied()) >= 1 || (await unhandledRejections()) > 0, {
+      what: 'the refused subscription handled',
+      timeoutMs: 60_000,
+    });
     assert.equal(await unhandledRejections(), 0, 'unhandled promise rejections');
     const aboutSubscription = () => warnings((l) => ['wadm.status.forbidden.*', 'wadm.evt.forbidden.>'].includes(String(l['subject'])));
-    const [said] = await until(() => aboutSubscription().length > 0 && aboutSubscription(), { what: () => `a warning naming the refused subscription in ${JSON.stringify(warnings(() => true))}` });
+    const [said] = await until(() => aboutSubscription().length > 0 && aboutSubscription(), {
+      what: () => `a warning naming the refused subscription in ${JSON.stringify(warnings(() => true))}`,
+    });
     assert.equal(said!['lattice'], 'forbidden');
-    assert.match(String(said!['msg']), /^NATS refused the subscription to wadm\.(status\.forbidden\.\*|evt\.forbidden\.>): lattice "forbidden"/);
+    assert.match(
+      String(said!['msg']),
+      /^NATS refused the subscription to wadm\.(status\.forbidden\.\*|evt\.forbidden\.>): lattice "forbidden"/,
+    );
 
     // More reconciles: the same answer each time, a resync in 60 s, one more refused read each.
     for (let pass = 0; pass < 3; pass++) {
@@ -218,7 +246,9 @@ describe('the service with a NATS user limited to its lattices (SECURITY.md)', (
       assert.equal(ready(obj)?.reason, 'Deployed');
     }
     // The log is a pipe, read in order: once the last answer is in, every line before it is too.
-    await until(() => service.logs.some((l) => l['hook'] === 'sync' && l['name'] === 'hello-2' && l['reason'] === 'Deployed'), { what: 'the last answer logged' });
+    await until(() => service.logs.some((l) => l['hook'] === 'sync' && l['name'] === 'hello-2' && l['reason'] === 'Deployed'), {
+      what: 'the last answer logged',
+    });
     const said = warnings((l) => String(l['msg']).startsWith(KEY_READ_WARNING));
     assert.equal(said.length, 1, JSON.stringify(said));
     assert.equal(said[0]!['lattice'], 'team-a');
@@ -236,16 +266,28 @@ describe('the service with a NATS user limited to its lattices (SECURITY.md)', (
     const gone = await mc.deleteAndFinalize(namespace, name);
     assert.deepEqual([gone.removed, gone.passes, gone.results[0]?.hook, gone.results[0]?.finalized], [true, 1, 'finalize', true]);
     // The answer as the service logs it (the line may come through the pipe after the answer).
-    const answer = await until(() => service.logs.find((l) => l['hook'] === 'finalize' && l['name'] === name), { what: 'the finalize answer logged' });
+    const answer = await until(() => service.logs.find((l) => l['hook'] === 'finalize' && l['name'] === name), {
+      what: 'the finalize answer logged',
+    });
     assert.equal(answer['reason'], 'LatticeNotPermitted', JSON.stringify(answer));
-    assert.match(String(answer['msg']), new RegExp(`^Left in wadm: NATS refused this service's user to publish to "wadm\\.api\\.forbidden\\.model\\.versions\\.${name}"`));
+    assert.match(
+      String(answer['msg']),
+      new RegExp(`^Left in wadm: NATS refused this service's user to publish to "wadm\\.api\\.forbidden\\.model\\.versions\\.${name}"`),
+    );
     assert.equal(await publishDenied(), deniedBefore + 1, 'it asked once, and was refused');
     assert.equal(await wadmRequests(WRITES), writesBefore, 'no put, deploy, undeploy or delete sent');
     assert.equal(await wadmVersions('forbidden', name), 'notfound', 'nothing of it ever reached wadm');
     // Over the whole run, NATS refused the service reads only: of the forbidden model, and of lattice team's key.
-    assert.deepEqual(new Set(await refusedPublishesCounted()), new Set([`wadm.api.forbidden.model.versions.${name}`, 'wadm.api.team.model.versions.a']));
+    assert.deepEqual(
+      new Set(await refusedPublishesCounted()),
+      new Set([`wadm.api.forbidden.model.versions.${name}`, 'wadm.api.team.model.versions.a']),
+    );
 
-    for (const [ns, n, lattice] of [['tenant-a', 'hello-a', 'allowed'], ['team-a', 'hello-1', 'team-a'], ['team-a', 'hello-2', 'team-a']] as const) {
+    for (const [ns, n, lattice] of [
+      ['tenant-a', 'hello-a', 'allowed'],
+      ['team-a', 'hello-1', 'team-a'],
+      ['team-a', 'hello-2', 'team-a'],
+    ] as const) {
       assert.equal(await wadmVersions(lattice, n), 'success');
       assert.equal((await mc.deleteAndFinalize(ns, n)).removed, true);
       assert.equal(await wadmVersions(lattice, n), 'notfound', `${lattice}/${n} is gone from wadm`);

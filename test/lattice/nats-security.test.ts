@@ -229,7 +229,10 @@ async function assertDisconnectedButServing(running: RunningService): Promise<vo
 
 /** Connections the server refused so far: it logs an error line for each (bad credentials, failed TLS handshake). */
 function refusals(nats: NatsServer): number {
-  return nats.output().split('\n').filter((line) => line.includes('[ERR]')).length;
+  return nats
+    .output()
+    .split('\n')
+    .filter((line) => line.includes('[ERR]')).length;
 }
 
 function errorLines(logs: Record<string, unknown>[]): Record<string, unknown>[] {
@@ -314,8 +317,9 @@ describe('secret rotation on a running service', () => {
     await until(() => refusals(setup.nats) >= refusedBefore + 3, { what: 'reconnect attempts with the old token' });
     await assertDisconnectedButServing(running);
 
-    const refused = await until(() => running.logs.find((l) => l['component'] === 'nats' && /authorization/i.test(String(l['err']))),
-      { what: () => `an error line names the refused token: ${JSON.stringify(errorLines(running.logs))}` });
+    const refused = await until(() => running.logs.find((l) => l['component'] === 'nats' && /authorization/i.test(String(l['err']))), {
+      what: () => `an error line names the refused token: ${JSON.stringify(errorLines(running.logs))}`,
+    });
     assert.ok(refused);
     writeFileSync(setup.mode.env['NATS_TOKEN_FILE']!, `${rotated}\n`);
     await assertReachesNats(running);

@@ -12,8 +12,11 @@ import { until } from '../support/wait.js';
 const SUPPORT = fileURLToPath(new URL('../support/nats-server.ts', import.meta.url));
 
 /** Whether a server answers at `url` now (this very one, when its id is given: the port may be taken again). */
-const answers = (url: string, serverId?: string): Promise<boolean> => connect({ servers: url, reconnect: false })
-  .then((nc) => nc.close().then(() => serverId === undefined || nc.info?.server_id === serverId), () => false);
+const answers = (url: string, serverId?: string): Promise<boolean> =>
+  connect({ servers: url, reconnect: false }).then(
+    (nc) => nc.close().then(() => serverId === undefined || nc.info?.server_id === serverId),
+    () => false,
+  );
 
 async function nextStatus(nc: NatsConnection, type: string): Promise<void> {
   for await (const status of nc.status()) if (status.type === type) return;
@@ -35,10 +38,12 @@ function childWithServer(ending: 'exit' | 'sigterm'): Promise<{ url: string; id:
     out += chunk.toString();
     if (ending === 'sigterm' && out.includes('\n')) child.kill('SIGTERM');
   });
-  return new Promise((resolve) => child.on('exit', (code, signal) => {
-    const [url = '', id = ''] = out.trim().split(' ');
-    resolve({ url, id, code, signal });
-  }));
+  return new Promise((resolve) =>
+    child.on('exit', (code, signal) => {
+      const [url = '', id = ''] = out.trim().split(' ');
+      resolve({ url, id, code, signal });
+    }),
+  );
 }
 
 describe('nats-server for tests', () => {
@@ -70,7 +75,10 @@ describe('nats-server for tests', () => {
   });
 
   it('a failed start reports the command and the server output', async () => {
-    await assert.rejects(startNatsServer({ extraArgs: ['--no-such-flag'] }), /nats-server exited[\s\S]*flag provided but not defined[\s\S]*--no-such-flag/);
+    await assert.rejects(
+      startNatsServer({ extraArgs: ['--no-such-flag'] }),
+      /nats-server exited[\s\S]*flag provided but not defined[\s\S]*--no-such-flag/,
+    );
   });
 
   for (const ending of ['exit', 'sigterm'] as const) {

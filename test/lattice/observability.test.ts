@@ -29,7 +29,7 @@ async function scrape(): Promise<Map<string, number>> {
 const m = (name: string) => `wasmcloud_metacontroller_${name}`;
 const ready = (obj: unknown) => condition(obj as never, 'Ready')?.status === 'True';
 
-describe('an operator\'s view of a deploy, an edit, settled resyncs, a bad spec and a delete', () => {
+describe("an operator's view of a deploy, an edit, settled resyncs, a bad spec and a delete", () => {
   let metrics: Map<string, number>;
   let whileDeployed: Map<string, number>;
   let infoLinesDuringResyncs: Record<string, unknown>[] = [];
@@ -39,7 +39,15 @@ describe('an operator\'s view of a deploy, an edit, settled resyncs, a bad spec 
     live.apply(wasmApp().build() as never);
     await live.waitFor('default', 'hello-world', ready, WADM_WAIT);
     live.apply(wasmApp().described('edited').build() as never);
-    await live.waitFor('default', 'hello-world', (o) => ready(o) && (o!.status as { version: string }).version !== undefined && live.get('default', 'hello-world')!.metadata.generation === 2, WADM_WAIT);
+    await live.waitFor(
+      'default',
+      'hello-world',
+      (o) =>
+        ready(o) &&
+        (o!.status as { version: string }).version !== undefined &&
+        live.get('default', 'hello-world')!.metadata.generation === 2,
+      WADM_WAIT,
+    );
     await live.reconcileUntilStable('default', 'hello-world', { maxPasses: 3 });
     const settledAt = running.logs.length;
     for (let i = 0; i < 5; i++) await live.reconcile('default', 'hello-world');

@@ -56,7 +56,8 @@ describe('the settled fast path', () => {
   it('answers those resyncs from memory, and stops as soon as wadm reports a change', async () => {
     const mc = metacontroller();
     await settledApp(mc);
-    const fromMemory = () => running.service.metrics.answers.get().then((m) => m.values.find((v) => v.labels['source'] === 'memory')?.value ?? 0);
+    const fromMemory = () =>
+      running.service.metrics.answers.get().then((m) => m.values.find((v) => v.labels['source'] === 'memory')?.value ?? 0);
     const hits = await fromMemory();
     for (let i = 0; i < 5; i++) await mc.reconcile('default', 'hello-world');
     assert.equal(await fromMemory(), hits + 5, 'every settled resync came from memory (hook_answers_total)');
@@ -69,11 +70,18 @@ describe('the settled fast path', () => {
     const mc = metacontroller();
     await settledApp(mc);
     mc.apply(wasmApp().inNamespace('other').build() as never);
-    await mc.waitFor('other', 'hello-world', (obj) => condition(obj!, 'Stalled')?.reason === 'OwnershipConflict', { timeoutMs: 5000, intervalMs: 20 });
+    await mc.waitFor('other', 'hello-world', (obj) => condition(obj!, 'Stalled')?.reason === 'OwnershipConflict', {
+      timeoutMs: 5000,
+      intervalMs: 20,
+    });
     clock.advance(5_000); // LIVENESS_MS
     const before = wadm.requests.length;
     for (let i = 0; i < 5; i++) await mc.reconcile('default', 'hello-world');
-    assert.deepEqual(wadm.requests.slice(before).map((r) => r.op), ['history'], 'one probe, then memory again');
+    assert.deepEqual(
+      wadm.requests.slice(before).map((r) => r.op),
+      ['history'],
+      'one probe, then memory again',
+    );
     assert.equal(condition(mc.get('default', 'hello-world')!, 'Ready')!.status, 'True');
   });
 
@@ -83,7 +91,10 @@ describe('the settled fast path', () => {
     clock.advance(60_000); // MODEL_CACHE_TTL_SECONDS=60
     const before = wadm.requests.length;
     await mc.reconcile('default', 'hello-world');
-    assert.deepEqual(wadm.requests.slice(before).map((r) => r.op), ['versions', 'get']);
+    assert.deepEqual(
+      wadm.requests.slice(before).map((r) => r.op),
+      ['versions', 'get'],
+    );
     await mc.reconcile('default', 'hello-world');
     assert.equal(wadm.requests.length, before + 2, 'and then trusts it again');
   });
@@ -126,7 +137,10 @@ describe('a cold start', () => {
   it('gives up waiting for a slot with a Timeout, which the hook reports as LatticeUnavailable', async () => {
     const limiter = new Limiter(1);
     const slow = limiter.run(() => new Promise((resolve) => setTimeout(resolve, 200)), 1000, 'first');
-    await assert.rejects(limiter.run(async () => 'never', 20, 'wadm.api.default.model.versions.x'), (err) => err instanceof WadmUnavailableError && err.reason === 'Timeout');
+    await assert.rejects(
+      limiter.run(async () => 'never', 20, 'wadm.api.default.model.versions.x'),
+      (err) => err instanceof WadmUnavailableError && err.reason === 'Timeout',
+    );
     await slow;
     // The slot came back and the waiter that gave up left no trace: a new request runs at once.
     assert.equal(await limiter.run(async () => 'ran', 1, 'next'), 'ran');

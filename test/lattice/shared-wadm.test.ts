@@ -21,7 +21,8 @@ before(async () => {
 });
 after(() => stage?.stop());
 
-const app = (namespace: string, name: string, lattice: string): AppBuilder => wasmApp().inLattice(lattice).named(name).inNamespace(namespace);
+const app = (namespace: string, name: string, lattice: string): AppBuilder =>
+  wasmApp().inLattice(lattice).named(name).inNamespace(namespace);
 const ready = (obj: K8sObject | undefined) => condition(obj, 'Ready');
 
 async function deployed(namespace: string, name: string, lattice: string): Promise<K8sObject> {
@@ -36,10 +37,17 @@ async function refused(namespace: string, name: string, lattice: string, reason:
   return object!;
 }
 
-async function wadmApi(lattice: string, op: string, body: unknown = ''): Promise<{ result: string; message?: string; versions?: { version: string; deployed: boolean }[]; models?: { name: string }[] }> {
+async function wadmApi(
+  lattice: string,
+  op: string,
+  body: unknown = '',
+): Promise<{ result: string; message?: string; versions?: { version: string; deployed: boolean }[]; models?: { name: string }[] }> {
   const h = headers();
   h.set('Content-Type', 'application/json');
-  const reply = await nc.request(`wadm.api.${lattice}.model.${op}`, typeof body === 'string' ? body : JSON.stringify(body), { timeout: 5000, headers: h });
+  const reply = await nc.request(`wadm.api.${lattice}.model.${op}`, typeof body === 'string' ? body : JSON.stringify(body), {
+    timeout: 5000,
+    headers: h,
+  });
   return JSON.parse(reply.string()) as { result: string };
 }
 
@@ -57,8 +65,16 @@ function assertNamesNoOtherTenant(text: string, other: { namespace: string; name
 
 describe('two tenants whose applications share a wadm key', () => {
   for (const [order, first, second] of [
-    ['lattice kx app y-z, then lattice kx-y app z', { namespace: 'tenant-a', name: 'y-z', lattice: 'kx' }, { namespace: 'tenant-b', name: 'z', lattice: 'kx-y' }],
-    ['lattice qx-y app z, then lattice qx app y-z', { namespace: 'tenant-d', name: 'z', lattice: 'qx-y' }, { namespace: 'tenant-c', name: 'y-z', lattice: 'qx' }],
+    [
+      'lattice kx app y-z, then lattice kx-y app z',
+      { namespace: 'tenant-a', name: 'y-z', lattice: 'kx' },
+      { namespace: 'tenant-b', name: 'z', lattice: 'kx-y' },
+    ],
+    [
+      'lattice qx-y app z, then lattice qx app y-z',
+      { namespace: 'tenant-d', name: 'z', lattice: 'qx-y' },
+      { namespace: 'tenant-c', name: 'y-z', lattice: 'qx' },
+    ],
   ] as const) {
     it(`${order}: the second is refused, the first untouched and deployed, and neither learns of the other`, async () => {
       await deployed(first.namespace, first.name, first.lattice);
@@ -86,7 +102,10 @@ describe("an application named like another lattice's index", () => {
     assert.match(String((obj.status as { message: string }).message), /list of applications of lattice "ks-web"/);
     const list = await wadmApi('ks-web', 'get');
     assert.equal(list.result, 'success');
-    assert.deepEqual(list.models?.map((m) => m.name), ['site']);
+    assert.deepEqual(
+      list.models?.map((m) => m.name),
+      ['site'],
+    );
     assert.equal((await wadmApi('ks', 'versions.web')).result, 'error', 'the key still holds the index of ks-web, not a model');
     // A second application in ks-web: wadm must still be able to add it to the lattice's index.
     await deployed('ks-web', 'shop', 'ks-web');
@@ -100,7 +119,12 @@ describe("an application named like another lattice's index", () => {
 describe('a key that holds an emptied index', () => {
   it('is a NameCollision naming the lattice whose index it is, found without reading any list, while another lattice stays Ready', async () => {
     // An emptied index of lattice se-x: what wadm leaves after its last application is deleted.
-    const manifest = { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name: 'tmp', annotations: { version: 'v1' } }, spec: { components: [] } };
+    const manifest = {
+      apiVersion: 'core.oam.dev/v1beta1',
+      kind: 'Application',
+      metadata: { name: 'tmp', annotations: { version: 'v1' } },
+      spec: { components: [] },
+    };
     assert.equal((await wadmApi('se-x', 'put', manifest)).result, 'created');
     assert.equal((await wadmApi('se-x', 'del.tmp', {})).result, 'deleted');
     const listsBefore = await service.metric('wadm_requests_total{operation="get",outcome="ok"}');
@@ -115,16 +139,27 @@ describe('a key that holds an emptied index', () => {
 });
 
 describe("deleting a resource whose wadm key holds another lattice's application", () => {
-  it("leaves that application and all its versions alone, and names nothing of it", async () => {
+  it('leaves that application and all its versions alone, and names nothing of it', async () => {
     // Lattice kq holds y-z, put straight over wadm's API (as `wash app deploy` would: no owner).
-    const manifest = { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name: 'y-z', annotations: { version: 'v1' } }, spec: { components: [] } };
+    const manifest = {
+      apiVersion: 'core.oam.dev/v1beta1',
+      kind: 'Application',
+      metadata: { name: 'y-z', annotations: { version: 'v1' } },
+      spec: { components: [] },
+    };
     assert.equal((await wadmApi('kq', 'put', manifest)).result, 'created');
-    assert.equal((await wadmApi('kq', 'put', { ...manifest, metadata: { ...manifest.metadata, annotations: { version: 'v2' } } })).result, 'newversion');
+    assert.equal(
+      (await wadmApi('kq', 'put', { ...manifest, metadata: { ...manifest.metadata, annotations: { version: 'v2' } } })).result,
+      'newversion',
+    );
     const before = await wadmApi('kq', 'versions.y-z');
     // Resource z in lattice kq-y shares the key kq-y-z, and asks to adopt what it finds there.
     const adopter = app('tenant-f', 'z', 'kq-y').unannotated().annotated({ 'core.wasmcloud.com/adopt': 'true' }).build();
     mc.apply(adopter as never);
-    const { object } = await mc.waitFor('tenant-f', 'z', (obj) => ready(obj)?.reason === 'NameCollision', { timeoutMs: 60_000, intervalMs: 100 });
+    const { object } = await mc.waitFor('tenant-f', 'z', (obj) => ready(obj)?.reason === 'NameCollision', {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+    });
     const deletesBefore = await service.metric('wadm_writes_total{operation="delete"}');
     assert.equal((await mc.deleteAndFinalize('tenant-f', 'z')).removed, true);
     assert.deepEqual(await wadmApi('kq', 'versions.y-z'), before, "the other lattice's versions are all there");

@@ -36,7 +36,8 @@ after(async () => {
   await nats?.dispose();
 });
 
-const inTrustLattice = (name: string, spec: Record<string, unknown> = {}): Resource => wasmApp().inLattice(LATTICE).with(spec).named(name).build();
+const inTrustLattice = (name: string, spec: Record<string, unknown> = {}): Resource =>
+  wasmApp().inLattice(LATTICE).with(spec).named(name).build();
 const ready = (obj: K8sObject | undefined) => condition(obj, 'Ready');
 
 async function settle(mc: FakeMetacontroller, name: string): Promise<K8sObject> {
@@ -63,14 +64,22 @@ describe('drift made outside Kubernetes', () => {
     const mc = metacontrollerFor(service.url);
     const obj = await settle(mc, 'drifty');
     const ours = (obj.status as { version: string }).version;
-    const manifest = { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name: 'drifty', annotations: { version: 'oob-1' } }, spec: { components: [] } };
+    const manifest = {
+      apiVersion: 'core.oam.dev/v1beta1',
+      kind: 'Application',
+      metadata: { name: 'drifty', annotations: { version: 'oob-1' } },
+      spec: { components: [] },
+    };
     assert.match((await wadmRequest('put', manifest)).result, /created|newversion/);
     assert.equal((await wadmRequest('deploy.drifty', { version: 'oob-1' })).result, 'acknowledged');
     const driftsBefore = await service.metric('drift_corrections_total{kind="other_version"}');
 
     await mc.reconcile('default', 'drifty');
     assert.deepEqual((await versions('drifty')).find((v) => v.deployed)?.version, ours);
-    assert.match(String((mc.get('default', 'drifty')!.status as { message: string }).message), new RegExp(`^wadm had version oob-1 deployed outside Kubernetes; redeployed version ${ours}`));
+    assert.match(
+      String((mc.get('default', 'drifty')!.status as { message: string }).message),
+      new RegExp(`^wadm had version oob-1 deployed outside Kubernetes; redeployed version ${ours}`),
+    );
     assert.equal(await service.metric('drift_corrections_total{kind="other_version"}'), driftsBefore + 1);
     await mc.waitFor('default', 'drifty', (o) => ready(o)?.status === 'True', { timeoutMs: 60_000, intervalMs: 200 });
 
@@ -88,14 +97,22 @@ describe('drift made outside Kubernetes', () => {
     // wadm announces the undeploy: the next sync sees it, whatever this replica remembered.
     await mc.reconcile('default', 'undone');
     assert.equal((await versions('undone')).find((v) => v.deployed)?.version, ours);
-    assert.match(String((mc.get('default', 'undone')!.status as { message: string }).message), /^wadm had nothing deployed \(undeployed outside Kubernetes\); redeployed/);
+    assert.match(
+      String((mc.get('default', 'undone')!.status as { message: string }).message),
+      /^wadm had nothing deployed \(undeployed outside Kubernetes\); redeployed/,
+    );
     assert.equal(await service.metric('drift_corrections_total{kind="undeployed"}'), before + 1);
   });
 
   it('after a foreign put alone, a warm and a cold replica answer alike: at most one status change in 8 alternating syncs', async () => {
     const mc = metacontrollerFor(service.url);
     await settle(mc, 'twins');
-    const manifest = { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name: 'twins', annotations: { version: 'oob-2' } }, spec: { components: [] } };
+    const manifest = {
+      apiVersion: 'core.oam.dev/v1beta1',
+      kind: 'Application',
+      metadata: { name: 'twins', annotations: { version: 'oob-2' } },
+      spec: { components: [] },
+    };
     assert.match((await wadmRequest('put', manifest)).result, /newversion/);
     const cold = await startServiceProcess({ NATS_URL: nats.url });
     try {
@@ -104,7 +121,11 @@ describe('drift made outside Kubernetes', () => {
       const seen: string[] = [];
       for (let i = 0; i < 8; i++) {
         const url = i % 2 === 0 ? service.url : cold.url;
-        const response = await fetch(`${url}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(hookRequest(parent)) });
+        const response = await fetch(`${url}/sync`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(hookRequest(parent)),
+        });
         const { status } = (await response.json()) as { status: Record<string, unknown> };
         if (JSON.stringify(status) !== JSON.stringify(parent.status)) changes++;
         seen.push(`${String(status['phase'])}/${String((status['conditions'] as { status: string }[])[0]!.status)}`);
@@ -125,7 +146,18 @@ describe('a manifest larger than NATS carries', () => {
     const putsCounted = await service.metric('wadm_requests_total{operation="put",outcome="ok"}');
     const mc = metacontrollerFor(service.url);
     const big = 'x'.repeat(1.1 * 1024 * 1024);
-    mc.apply(inTrustLattice('huge', { components: [{ name: 'c', type: 'component', properties: { image: 'ghcr.io/x/y:1', config: [{ name: 'blob', properties: { data: big } }] }, traits: [{ type: 'spreadscaler', properties: { instances: 1 } }] }] }) as never);
+    mc.apply(
+      inTrustLattice('huge', {
+        components: [
+          {
+            name: 'c',
+            type: 'component',
+            properties: { image: 'ghcr.io/x/y:1', config: [{ name: 'blob', properties: { data: big } }] },
+            traits: [{ type: 'spreadscaler', properties: { instances: 1 } }],
+          },
+        ],
+      }) as never,
+    );
     for (let i = 0; i < 5; i++) await mc.reconcile('default', 'huge');
     await nc.flush();
     watcher.unsubscribe();
@@ -171,7 +203,11 @@ describe('an outage never leaves a stale Ready=True', () => {
       assert.equal(ready(obj)?.reason, 'LatticeUnavailable');
       const before = settled.get(name)!.status as { version: string; deployedVersion: string };
       assert.equal((obj.status as { version: string }).version, before.version);
-      assert.equal((obj.status as { deployedVersion: string }).deployedVersion, before.deployedVersion, 'the last known deployed version is carried over');
+      assert.equal(
+        (obj.status as { deployedVersion: string }).deployedVersion,
+        before.deployedVersion,
+        'the last known deployed version is carried over',
+      );
       assert.equal((obj.status as { lattice: string }).lattice, LATTICE);
     }
 

@@ -8,7 +8,13 @@ import { until } from '../support/wait.js';
 import { startRelayedWadm, type WadmRelay } from '../support/wadm-relay.js';
 
 const LATTICE = 'relay';
-const manifest = (name: string) => JSON.stringify({ apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name, annotations: { version: 'v1' } }, spec: { components: [] } });
+const manifest = (name: string) =>
+  JSON.stringify({
+    apiVersion: 'core.oam.dev/v1beta1',
+    kind: 'Application',
+    metadata: { name, annotations: { version: 'v1' } },
+    spec: { components: [] },
+  });
 
 let nats: NatsServer;
 let relay: WadmRelay;
@@ -41,14 +47,18 @@ describe('the wadm relay', () => {
     assert.equal((await ask('put', manifest('a'))).result, 'created');
     assert.equal((await ask('put', manifest('a'))).message, 'Manifest version v1 already exists', "wadm's own answer");
     assert.deepEqual(await relay.model(LATTICE, 'a'), { versions: ['v1'], deployed: null });
-    assert.deepEqual(relay.requests, [
-      { op: 'put', lattice: LATTICE, contentType: 'application/json' },
-      { op: 'put', lattice: LATTICE, contentType: 'application/json' },
-    ], 'model() goes past the relay, unlogged');
+    assert.deepEqual(
+      relay.requests,
+      [
+        { op: 'put', lattice: LATTICE, contentType: 'application/json' },
+        { op: 'put', lattice: LATTICE, contentType: 'application/json' },
+      ],
+      'model() goes past the relay, unlogged',
+    );
     assert.equal(relay.count('put'), 2);
   });
 
-  it('answers storage errors and refusals in wadm\'s error shape, for as many requests as asked, without wadm', async () => {
+  it("answers storage errors and refusals in wadm's error shape, for as many requests as asked, without wadm", async () => {
     relay.inject('put', { kind: 'storage-error' }, { times: 2 });
     relay.inject('deploy', { kind: 'error', message: 'no' });
     assert.deepEqual(await ask('put', manifest('b')), { result: 'error', message: 'Internal storage error' });

@@ -63,7 +63,7 @@ describe('configuration', () => {
     assert.deepEqual(result.config.natsServers, ['nats://a:4222', 'tls://b:4222', 'c:4222']);
   });
 
-  it('bounds hook bodies in flight by HOOK_BYTES_IN_FLIGHT, else by an eighth of V8\'s heap limit', () => {
+  it("bounds hook bodies in flight by HOOK_BYTES_IN_FLIGHT, else by an eighth of V8's heap limit", () => {
     const set = loadConfig({ HOOK_BYTES_IN_FLIGHT: String(64 * 2 ** 20) });
     assert.ok(set.ok);
     assert.equal(set.config.hookBytesInFlight, 64 * 2 ** 20);
@@ -76,9 +76,19 @@ describe('configuration', () => {
   });
 
   it('reports every bad variable at once, each by name', () => {
-    const result = loadConfig({ PORT: 'http', NATS_URL: 'http://x', DEFAULT_LATTICE: 'a.b', WADM_API_PREFIX: 'wadm.*', WADM_TIMEOUT_MS: '20000', LOG_LEVEL: 'loud' });
+    const result = loadConfig({
+      PORT: 'http',
+      NATS_URL: 'http://x',
+      DEFAULT_LATTICE: 'a.b',
+      WADM_API_PREFIX: 'wadm.*',
+      WADM_TIMEOUT_MS: '20000',
+      LOG_LEVEL: 'loud',
+    });
     assert.ok(!result.ok);
-    assert.deepEqual(result.errors.map((e) => e.split(' ')[0]), ['PORT', 'NATS_URL', 'DEFAULT_LATTICE', 'WADM_API_PREFIX', 'WADM_TIMEOUT_MS', 'LOG_LEVEL']);
+    assert.deepEqual(
+      result.errors.map((e) => e.split(' ')[0]),
+      ['PORT', 'NATS_URL', 'DEFAULT_LATTICE', 'WADM_API_PREFIX', 'WADM_TIMEOUT_MS', 'LOG_LEVEL'],
+    );
     assert.match(result.errors[4]!, /WADM_TIMEOUT_MS must be an integer from 100 to 8000, got "20000"/);
   });
 });
@@ -86,7 +96,10 @@ describe('configuration', () => {
 for (const [entry, argv] of Object.entries(ENTRIES)) {
   describe(`the process started as ${entry}`, () => {
     function start(env: Record<string, string>) {
-      const child = spawn(process.execPath, ['--import', 'tsx', ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', ...argv], {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -23,7 +23,15 @@ const dir = mkdtempSync(join(tmpdir(), 'convert-v2-'));
 const FIXTURES = ['hello', 'daemonscaler', 'secrets-policy', 'shared-http', 'shared-http-dev', 'complex'];
 
 function options(extra: Partial<ConvertToOptions> = {}): ConvertToOptions {
-  return { namespace: 'default', defaultLattice: 'default', to: 'v2', namespaceGiven: undefined, httpHost: undefined, allowHosts: [], ...extra };
+  return {
+    namespace: 'default',
+    defaultLattice: 'default',
+    to: 'v2',
+    namespaceGiven: undefined,
+    httpHost: undefined,
+    allowHosts: [],
+    ...extra,
+  };
 }
 
 /** The fixtures are read from the repo copy, and paths in the report are shown relative to the repo. */
@@ -54,8 +62,16 @@ const component = (name: string, traits: unknown[] = [], properties: Record<stri
   properties: { image: `ghcr.io/acme/${name}:1.0.0`, ...properties },
   traits: [{ type: 'spreadscaler', properties: { instances: 2 } }, ...traits],
 });
-const provider = (name: string, traits: unknown[] = []) => ({ name, type: 'capability', properties: { image: `ghcr.io/wasmcloud/${name}:1.0.0` }, traits });
-const link = (namespace: string, pkg: string, interfaces: string[], target: string) => ({ type: 'link', properties: { namespace, package: pkg, interfaces, target: { name: target } } });
+const provider = (name: string, traits: unknown[] = []) => ({
+  name,
+  type: 'capability',
+  properties: { image: `ghcr.io/wasmcloud/${name}:1.0.0` },
+  traits,
+});
+const link = (namespace: string, pkg: string, interfaces: string[], target: string) => ({
+  type: 'link',
+  properties: { namespace, package: pkg, interfaces, target: { name: target } },
+});
 
 describe('convert --to v2 on the wadm fixtures', () => {
   for (const name of FIXTURES) {
@@ -69,7 +85,11 @@ describe('convert --to v2 on the wadm fixtures', () => {
   }
 
   it('with --http-host and --allow-host, shared-http-dev needs no more input: one wasi:http entry serves both directions', () => {
-    const { stdout, stderr, code } = convertFixture('shared-http-dev', { httpHost: 'hello.example.com', allowHosts: ['api.example.com'], namespaceGiven: 'apps' });
+    const { stdout, stderr, code } = convertFixture('shared-http-dev', {
+      httpHost: 'hello.example.com',
+      allowHosts: ['api.example.com'],
+      namespaceGiven: 'apps',
+    });
     assert.equal(code, 3, 'the listen address is still dropped');
     golden('shared-http-dev.flags.yaml', stdout);
     golden('shared-http-dev.flags.report.txt', stderr);
@@ -105,14 +125,23 @@ describe('the mapping', () => {
         provider('kv'),
       ],
     };
-    const { resources, findings } = convertToV2(app(wasmApp.scratch().named('shop').with(spec).build()), { httpHost: 'shop.example.com', allowHosts: ['*'] });
+    const { resources, findings } = convertToV2(app(wasmApp.scratch().named('shop').with(spec).build()), {
+      httpHost: 'shop.example.com',
+      allowHosts: ['*'],
+    });
     assert.deepEqual(resources[0]!.spec.template.spec.hostInterfaces, [
       { namespace: 'wasi', package: 'http', interfaces: ['outgoing-handler', 'incoming-handler'], config: { host: 'shop.example.com' } },
       { namespace: 'wasi', package: 'keyvalue', interfaces: ['store', 'atomics'] },
     ]);
-    assert.deepEqual(resources[0]!.spec.template.spec.components.map((c) => c.localResources), [{ allowedHosts: ['*'] }, { allowedHosts: ['*'] }]);
+    assert.deepEqual(
+      resources[0]!.spec.template.spec.components.map((c) => c.localResources),
+      [{ allowedHosts: ['*'] }, { allowedHosts: ['*'] }],
+    );
     assert.deepEqual(v2Problems(resources), []);
-    assert.deepEqual(findings.filter((f) => f.outcome !== 'mapped'), []);
+    assert.deepEqual(
+      findings.filter((f) => f.outcome !== 'mapped'),
+      [],
+    );
   });
 
   it('reports two unnamed entries of one package, which the operator rejects, and a duplicate name', () => {
@@ -132,7 +161,13 @@ describe('the mapping', () => {
   });
 
   it('exits 0 only when every construct mapped', () => {
-    const spec = { components: [component('api', [link('wasi', 'keyvalue', ['store'], 'kv'), link('wasi', 'logging', ['logging'], 'worker')]), component('worker'), provider('kv')] };
+    const spec = {
+      components: [
+        component('api', [link('wasi', 'keyvalue', ['store'], 'kv'), link('wasi', 'logging', ['logging'], 'worker')]),
+        component('worker'),
+        provider('kv'),
+      ],
+    };
     const path = join(dir, 'faithful.yaml');
     writeFileSync(path, yaml.dump(wasmApp.scratch().named('faithful').inNamespace('team-a').with(spec).build()));
     const { code, stderr, stdout } = convertTo(path, options());
@@ -162,8 +197,13 @@ describe('the mapping', () => {
   });
 
   it('asks for a second workload when one import is served by two components, which v2 rejects', () => {
-    const named = (target: string, name: string) => ({ type: 'link', properties: { namespace: 'acme', package: 'auth', interfaces: ['check'], target: { name: target }, name } });
-    const spec = { components: [component('api', [named('auth-a', 'default'), named('auth-b', 'fallback')]), component('auth-a'), component('auth-b')] };
+    const named = (target: string, name: string) => ({
+      type: 'link',
+      properties: { namespace: 'acme', package: 'auth', interfaces: ['check'], target: { name: target }, name },
+    });
+    const spec = {
+      components: [component('api', [named('auth-a', 'default'), named('auth-b', 'fallback')]), component('auth-a'), component('auth-b')],
+    };
     const { findings } = convertToV2(app(wasmApp.scratch().named('twin').with(spec).build()));
     assert.deepEqual(
       findings.filter((f) => f.outcome !== 'mapped').map((f) => `${f.outcome} ${f.path}`),
@@ -172,12 +212,25 @@ describe('the mapping', () => {
   });
 
   it('turns suspend into zero replicas and reports the WasmCloudApplication fields v2 has no place for', () => {
-    const spec = { components: [component('api')], suspend: true, lattice: 'prod', deletionPolicy: 'Orphan', revisionHistoryLimit: 3, version: 'v1' };
+    const spec = {
+      components: [component('api')],
+      suspend: true,
+      lattice: 'prod',
+      deletionPolicy: 'Orphan',
+      revisionHistoryLimit: 3,
+      version: 'v1',
+    };
     const { resources, findings } = convertToV2(app(wasmApp.scratch().named('paused').with(spec).build()));
     assert.equal(resources[0]!.spec.replicas, 0);
     assert.deepEqual(
       findings.filter((f) => f.path.startsWith('spec.') && !f.path.startsWith('spec.components')).map((f) => `${f.outcome} ${f.path}`),
-      ['dropped spec.deletionPolicy', 'dropped spec.lattice', 'dropped spec.revisionHistoryLimit', 'approximated spec.suspend', 'dropped spec.version'],
+      [
+        'dropped spec.deletionPolicy',
+        'dropped spec.lattice',
+        'dropped spec.revisionHistoryLimit',
+        'approximated spec.suspend',
+        'dropped spec.version',
+      ],
     );
   });
 
@@ -194,7 +247,10 @@ describe('docs/migrating-to-v2.md', () => {
   it('shows the output and the report that convert --to v2 prints for its example', () => {
     const section = readFileSync(join(ROOT, 'docs/migrating-to-v2.md'), 'utf8');
     const [command, ...report] = section.split('```console\n')[1]!.split('```')[0]!.trimEnd().split('\n');
-    const args = command!.replace(/^\$ wasmcloud-metacontroller convert /, '').replace(/ > \S+$/, '').split(' ');
+    const args = command!
+      .replace(/^\$ wasmcloud-metacontroller convert /, '')
+      .replace(/ > \S+$/, '')
+      .split(' ');
     const outcome = convertTo(join(ROOT, args[0]!), options({ httpHost: args[args.indexOf('--http-host') + 1] }));
     assert.deepEqual(args.slice(1, 4), ['--to', 'v2', '--http-host'], 'the example uses only the options this test reads');
     assert.equal(outcome.stderr.replaceAll(`${ROOT}/`, ''), report.join('\n') + '\n');
@@ -209,10 +265,15 @@ describe('the command line', () => {
   };
 
   it('reads several documents from standard input, WasmCloudApplications and wadm manifests alike', () => {
-    const input = [yaml.dump(wasmApp('secrets-policy.yaml').build()), readFileSync(join(REPO_FIXTURES_DIR, 'hello.yaml'), 'utf8')].join('---\n');
+    const input = [yaml.dump(wasmApp('secrets-policy.yaml').build()), readFileSync(join(REPO_FIXTURES_DIR, 'hello.yaml'), 'utf8')].join(
+      '---\n',
+    );
     const { code, stdout, stderr } = cli(['convert', '-', '--to', 'v2', '--http-host', 'hello.localhost'], input);
     assert.equal(code, 3, stderr);
-    assert.deepEqual((yaml.loadAll(stdout) as WorkloadDeployment[]).map((d) => `${d.metadata.namespace}/${d.metadata.name}`), ['default/sample', 'undefined/hello-world']);
+    assert.deepEqual(
+      (yaml.loadAll(stdout) as WorkloadDeployment[]).map((d) => `${d.metadata.namespace}/${d.metadata.name}`),
+      ['default/sample', 'undefined/hello-world'],
+    );
     assert.match(stderr, /^-\[0\]: WasmCloudApplication sample → WorkloadDeployment sample\n/);
     assert.match(stderr, /\n-\[1\]: wadm Application hello-world → WorkloadDeployment hello-world\n/);
   });
@@ -221,7 +282,10 @@ describe('the command line', () => {
     const { code, stdout, stderr } = cli(['convert', join(REPO_FIXTURES_DIR, 'invalid-dangling-link.yaml'), '--to', 'v2']);
     assert.equal(code, 1);
     assert.equal(stdout, '');
-    assert.match(stderr, /spec\.components\[0\]\.traits\[1\]\.properties\.target: link target "httpclient" is not a component of this application/);
+    assert.match(
+      stderr,
+      /spec\.components\[0\]\.traits\[1\]\.properties\.target: link target "httpclient" is not a component of this application/,
+    );
   });
 
   it('refuses an unknown target and malformed flag values with exit 2, before reading the file', () => {

@@ -56,7 +56,11 @@ function assertSameObject(fromKustomize: Obj, fromChart: Obj): void {
 
 function assertSameObjects(fromKustomize: Obj[], fromChart: Obj[]): void {
   assert.deepEqual(fromChart.map(key).sort(), fromKustomize.map(key).sort());
-  for (const o of fromKustomize) assertSameObject(o, fromChart.find((c) => key(c) === key(o))!);
+  for (const o of fromKustomize)
+    assertSameObject(
+      o,
+      fromChart.find((c) => key(c) === key(o))!,
+    );
 }
 
 describe('charts/wasmcloud-metacontroller', () => {
@@ -80,12 +84,17 @@ describe('charts/wasmcloud-metacontroller', () => {
     // Maps passed through as they are (Kubernetes fields, variables) count as one value.
     const freeForm = new Set(['resources', 'extra', 'podLabels', 'nodeSelector', 'affinity']);
     const leaves = (o: Obj, prefix: string): string[] =>
-      Object.entries(o).flatMap(([k, v]) => (v && typeof v === 'object' && !Array.isArray(v) && !freeForm.has(k) ? leaves(v, `${prefix}${k}.`) : [`${prefix}${k}`]));
+      Object.entries(o).flatMap(([k, v]) =>
+        v && typeof v === 'object' && !Array.isArray(v) && !freeForm.has(k) ? leaves(v, `${prefix}${k}.`) : [`${prefix}${k}`],
+      );
     for (const path of leaves(values, '')) {
       const parent = path.split('.').slice(0, -1).join('.');
       const leaf = path.split('.').at(-1)!;
       // A row names a value by its full path, or after a sibling's full path as `.leaf`, or as `parent.*`.
-      const mentioned = section.includes(`\`${path}\``) || (parent !== '' && section.includes(`\`${parent}.`) && section.includes(`\`.${leaf}\``)) || section.includes(`\`${parent}.*\``);
+      const mentioned =
+        section.includes(`\`${path}\``) ||
+        (parent !== '' && section.includes(`\`${parent}.`) && section.includes(`\`.${leaf}\``)) ||
+        section.includes(`\`${parent}.*\``);
       assert.ok(mentioned, `${path} is not in docs/install.md "With Helm"`);
     }
   });
@@ -97,7 +106,10 @@ describe('charts/wasmcloud-metacontroller', () => {
 
   it('with the defaults, installs what kubectl kustomize manifests/ does, but the namespace Helm creates', () => {
     const fromKustomize = kustomize('manifests');
-    assertSameObjects(fromKustomize.filter((o) => o['kind'] !== 'Namespace'), renderChart());
+    assertSameObjects(
+      fromKustomize.filter((o) => o['kind'] !== 'Namespace'),
+      renderChart(),
+    );
   });
 
   it('with namespace.create, also the namespace with Pod Security restricted enforced', () => {
@@ -181,7 +193,8 @@ describe('charts/wasmcloud-metacontroller', () => {
   });
 
   it('rolls the pods when the configuration changes, as the hashed name does in manifests/', () => {
-    const checksum = (objects: Obj[]) => objects.find((o) => o['kind'] === 'Deployment')!['spec'].template.metadata.annotations['checksum/config'];
+    const checksum = (objects: Obj[]) =>
+      objects.find((o) => o['kind'] === 'Deployment')!['spec'].template.metadata.annotations['checksum/config'];
     assert.notEqual(checksum(renderChart()), checksum(renderChart('--set', 'config.logLevel=debug')));
     assert.equal(checksum(renderChart()), checksum(renderChart('--set', 'replicas=3')));
   });

@@ -24,7 +24,12 @@ describe('bearer authentication of the hooks', () => {
     const dir = mkdtempSync(join(tmpdir(), 'token-'));
     writeFileSync(join(dir, 'token'), 's3cret-token\n');
     const { url } = await startService(t, { ...NO_NATS, HOOK_BEARER_TOKEN_FILE: join(dir, 'token') });
-    for (const headers of <Record<string, string>[]>[{}, { authorization: 'Bearer wrong' }, { authorization: 's3cret-token' }, { authorization: 'Basic s3cret-token' }]) {
+    for (const headers of <Record<string, string>[]>[
+      {},
+      { authorization: 'Bearer wrong' },
+      { authorization: 's3cret-token' },
+      { authorization: 'Basic s3cret-token' },
+    ]) {
       const res = await post(`${url}/sync`, headers);
       assert.equal(res.status, 401, JSON.stringify(headers));
       assert.equal(res.headers.get('www-authenticate'), 'Bearer');
@@ -52,8 +57,29 @@ describe('HTTPS', () => {
   function certificate(dir: string, name: string) {
     const cert = join(dir, `${name}.crt`);
     const key = join(dir, `${name}.key`);
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', `/CN=${name}`, '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        `/CN=${name}`,
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
+      { stdio: 'ignore' },
+    );
     return { cert, key };
   }
 

@@ -18,7 +18,14 @@ import { validateParent } from '../../src/core/validate.js';
 import { REASONS, suspended, unavailable, verdict, type Reason, type Verdict } from '../../src/core/reasons.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const DIRS = ['manifests', 'examples/secure-install', 'examples/lattice', 'examples/apps', 'examples/gitops/flux', 'examples/gitops/argocd'];
+const DIRS = [
+  'manifests',
+  'examples/secure-install',
+  'examples/lattice',
+  'examples/apps',
+  'examples/gitops/flux',
+  'examples/gitops/argocd',
+];
 const HOOK_TIMEOUT_SECONDS = 10; // Metacontroller's default, and what compositecontroller.yaml sets
 
 type Obj = Record<string, any>; // rendered Kubernetes objects: read by path, asserted by value
@@ -26,7 +33,9 @@ type Obj = Record<string, any>; // rendered Kubernetes objects: read by path, as
 function kustomize(dir: string): string {
   const run = spawnSync(process.env['KUBECTL_BIN'] || 'kubectl', ['kustomize', dir], { encoding: 'utf8' });
   if (run.error) {
-    throw new Error(`cannot run \`kubectl kustomize ${dir}\` (${run.error.message}): run \`bash scripts/test-deps.sh\`, which builds the pinned kubectl these checks use`);
+    throw new Error(
+      `cannot run \`kubectl kustomize ${dir}\` (${run.error.message}): run \`bash scripts/test-deps.sh\`, which builds the pinned kubectl these checks use`,
+    );
   }
   if (run.status !== 0) throw new Error(`kubectl kustomize ${dir} failed:\n${run.stderr}`);
   return run.stdout;
@@ -110,7 +119,13 @@ describe('the Deployment', () => {
     assert.equal(spec.replicas, 2);
     assert.equal(spec.strategy.rollingUpdate.maxUnavailable, 0);
     const spread = podSpec()['topologySpreadConstraints'] as Obj[];
-    assert.ok(spread.some((c) => c['topologyKey'] === 'kubernetes.io/hostname' && c['labelSelector'].matchLabels['app.kubernetes.io/name'] === 'wasmcloud-metacontroller'));
+    assert.ok(
+      spread.some(
+        (c) =>
+          c['topologyKey'] === 'kubernetes.io/hostname' &&
+          c['labelSelector'].matchLabels['app.kubernetes.io/name'] === 'wasmcloud-metacontroller',
+      ),
+    );
     const pdb = only(manifests(), 'PodDisruptionBudget');
     assert.equal(pdb['spec'].minAvailable, 1);
     assert.deepEqual(pdb['spec'].selector, spec.selector);
@@ -147,7 +162,10 @@ describe('the Deployment', () => {
     const shutdownDelay = variable('SHUTDOWN_DELAY_MS'); // the service's own drain delay, where it has one
     const delay = Number(configMap()['data'].SHUTDOWN_DELAY_MS ?? shutdownDelay?.default ?? 0) / 1000;
     assert.ok(preStop + delay >= 3, 'nothing keeps serving while the endpoints drop the pod');
-    assert.ok(podSpec()['terminationGracePeriodSeconds'] > preStop + delay + HOOK_TIMEOUT_SECONDS, 'the grace period ends before a hook call can finish');
+    assert.ok(
+      podSpec()['terminationGracePeriodSeconds'] > preStop + delay + HOOK_TIMEOUT_SECONDS,
+      'the grace period ends before a hook call can finish',
+    );
   });
 
   it('requests little CPU, the memory an idle replica uses (BENCHMARKS.md), and limits memory', () => {
@@ -180,18 +198,22 @@ describe('the Deployment', () => {
     }
   });
 
-  it('runs the image tag of package.json\'s version, set by kustomize images: so `kustomize edit set image` overrides it', () => {
+  it("runs the image tag of package.json's version, set by kustomize images: so `kustomize edit set image` overrides it", () => {
     const pkg = JSON.parse(read('package.json')) as { version: string };
     const image = 'ghcr.io/wasmcloud-metacontroller/wasmcloud-metacontroller';
     assert.equal(container()['image'], `${image}:${pkg.version}`);
-    assert.match(read('manifests/deployment.yaml'), new RegExp(`image: ${image.replace(/[./]/g, '\\$&')}\n`), 'the tag belongs in kustomization.yaml');
+    assert.match(
+      read('manifests/deployment.yaml'),
+      new RegExp(`image: ${image.replace(/[./]/g, '\\$&')}\n`),
+      'the tag belongs in kustomization.yaml',
+    );
     const kustomization = yaml.load(read('manifests/kustomization.yaml')) as Obj;
     assert.deepEqual(kustomization['images'], [{ name: image, newTag: pkg.version }]);
   });
 });
 
 describe('the CompositeController and the Service', () => {
-  it('calls the Service on port 80, whose target port http is the container\'s 8080, at the paths the server registers', () => {
+  it("calls the Service on port 80, whose target port http is the container's 8080, at the paths the server registers", () => {
     const service = only(manifests(), 'Service');
     const controller = only(manifests(), 'CompositeController');
     assert.deepEqual(controller['spec'].parentResource, { apiVersion: `${GROUP}/${VERSION}`, resource: PLURAL });
@@ -199,7 +221,12 @@ describe('the CompositeController and the Service', () => {
       const webhook = controller['spec'].hooks[hook].webhook;
       assert.equal(webhook.path, path);
       assert.equal(webhook.timeout, `${HOOK_TIMEOUT_SECONDS}s`);
-      assert.deepEqual(webhook.service, { name: service['metadata'].name, namespace: service['metadata'].namespace, port: 80, protocol: 'http' });
+      assert.deepEqual(webhook.service, {
+        name: service['metadata'].name,
+        namespace: service['metadata'].namespace,
+        port: 80,
+        protocol: 'http',
+      });
     }
     const port = (service['spec'].ports as Obj[]).find((p) => p['port'] === 80)!;
     assert.equal(port['targetPort'], 'http');
@@ -212,7 +239,7 @@ describe('the NetworkPolicy', () => {
   const policy = () => only(manifests(), 'NetworkPolicy');
   const namespaceOf = (peer: Obj) => peer['namespaceSelector']?.matchLabels?.['kubernetes.io/metadata.name'];
 
-  it('admits Metacontroller\'s namespace and Prometheus, and only on the http port, to the service\'s pods', () => {
+  it("admits Metacontroller's namespace and Prometheus, and only on the http port, to the service's pods", () => {
     assert.deepEqual(policy()['spec'].podSelector.matchLabels, deployment()['spec'].selector.matchLabels);
     assert.deepEqual(policy()['spec'].policyTypes, ['Ingress', 'Egress']);
     const rules = policy()['spec'].ingress as Obj[];
@@ -225,7 +252,10 @@ describe('the NetworkPolicy', () => {
   it('lets the pods reach only DNS and the NATS of examples/lattice', () => {
     const [dns, nats] = policy()['spec'].egress as Obj[];
     assert.equal(dns!['to'], undefined);
-    assert.deepEqual(dns!['ports'].map((p: Obj) => p['port']), [53, 53]);
+    assert.deepEqual(
+      dns!['ports'].map((p: Obj) => p['port']),
+      [53, 53],
+    );
     assert.deepEqual(nats!['ports'], [{ port: 4222, protocol: 'TCP' }]);
     const natsPod = only(render('examples/lattice'), 'StatefulSet', 'nats');
     assert.equal(namespaceOf(nats!['to'][0]), natsPod['metadata'].namespace);
@@ -235,10 +265,17 @@ describe('the NetworkPolicy', () => {
 });
 
 describe('the Dockerfile', () => {
-  interface Stage { from: string; name: string | undefined; lines: string[] }
+  interface Stage {
+    from: string;
+    name: string | undefined;
+    lines: string[];
+  }
   const dockerfile = () => {
     const text = read('Dockerfile').replace(/\\\n/g, ' ');
-    const lines = text.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+    const lines = text
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && !l.startsWith('#'));
     const args = new Map<string, string>();
     const stages: Stage[] = [];
     for (const line of lines) {
@@ -277,8 +314,15 @@ describe('the Dockerfile', () => {
     const { stages, final } = dockerfile();
     for (const stage of stages.slice(0, 3)) assert.match(stage.from, /^node:24\.\d+-[a-z]+-slim$/);
     assert.match(final.from, /^gcr\.io\/distroless\/nodejs24-debian\d+:nonroot$/);
-    const raw = read('Dockerfile').split('\n').filter((l) => l.startsWith('FROM '));
-    assert.deepEqual(raw, ['FROM ${NODE_IMAGE} AS build', 'FROM ${NODE_IMAGE} AS production-dependencies', 'FROM ${NODE_IMAGE} AS allocator', 'FROM ${RUNTIME_IMAGE}']);
+    const raw = read('Dockerfile')
+      .split('\n')
+      .filter((l) => l.startsWith('FROM '));
+    assert.deepEqual(raw, [
+      'FROM ${NODE_IMAGE} AS build',
+      'FROM ${NODE_IMAGE} AS production-dependencies',
+      'FROM ${NODE_IMAGE} AS allocator',
+      'FROM ${RUNTIME_IMAGE}',
+    ]);
     assert.equal(final.name, undefined);
   });
 
@@ -310,19 +354,37 @@ describe('the Dockerfile', () => {
     assert.deepEqual(execForm('ENTRYPOINT'), ['/nodejs/bin/node', '--expose-gc', bin]);
     assert.equal(pkg.scripts['start'], `node --expose-gc ${bin}`);
     // jemalloc, copied from the allocator stage, gives freed memory back (the Dockerfile says why).
-    assert.deepEqual(final.lines.filter((l) => l.startsWith('ENV ')), ['ENV LD_PRELOAD=/usr/local/lib/libjemalloc.so.2 MALLOC_CONF=background_thread:true']);
+    assert.deepEqual(
+      final.lines.filter((l) => l.startsWith('ENV ')),
+      ['ENV LD_PRELOAD=/usr/local/lib/libjemalloc.so.2 MALLOC_CONF=background_thread:true'],
+    );
     assert.deepEqual(execForm('CMD'), ['serve']);
     const user = final.lines.filter((l) => l.startsWith('USER ')).at(-1)!;
     const [uid, gid] = user.slice('USER '.length).split(':').map(Number);
     assert.ok(uid! > 0 && gid! > 0, 'USER must be numeric and not root');
     assert.deepEqual([uid, gid], [podSpec()['securityContext'].runAsUser, podSpec()['securityContext'].runAsGroup]);
     assert.ok(final.lines.includes(`EXPOSE ${container()['ports'][0].containerPort}`));
-    assert.equal(all.some((l) => /^HEALTHCHECK\b/i.test(l)), false, 'Kubernetes probes replace HEALTHCHECK');
+    assert.equal(
+      all.some((l) => /^HEALTHCHECK\b/i.test(l)),
+      false,
+      'Kubernetes probes replace HEALTHCHECK',
+    );
   });
 
   it('sends the build only the lockfile, the TypeScript configuration, the build scripts and src/', () => {
-    const ignore = read('.dockerignore').split('\n').filter((l) => l && !l.startsWith('#'));
-    assert.deepEqual(ignore, ['*', '!package.json', '!package-lock.json', '!tsconfig.json', '!tsconfig.build.json', '!scripts/build.mjs', '!scripts/runtime-modules.mjs', '!src']);
+    const ignore = read('.dockerignore')
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'));
+    assert.deepEqual(ignore, [
+      '*',
+      '!package.json',
+      '!package-lock.json',
+      '!tsconfig.json',
+      '!tsconfig.build.json',
+      '!scripts/build.mjs',
+      '!scripts/runtime-modules.mjs',
+      '!src',
+    ]);
   });
 });
 
@@ -339,10 +401,15 @@ describe('the examples', () => {
     assert.equal(read('examples/apps/hello-world.yaml'), fixture);
   });
 
-  it('every example WasmCloudApplication passes the CRD schema and the hook\'s own validation', () => {
+  it("every example WasmCloudApplication passes the CRD schema and the hook's own validation", () => {
     const crd = buildCrd() as Obj;
     const check = new Ajv({ strict: false }).compile(crd['spec'].versions[0].schema.openAPIV3Schema);
-    assert.deepEqual(apps().map((a) => a['metadata'].name).sort(), ['blobby', 'hello-world']);
+    assert.deepEqual(
+      apps()
+        .map((a) => a['metadata'].name)
+        .sort(),
+      ['blobby', 'hello-world'],
+    );
     for (const app of apps()) {
       assert.ok(check(app), `${app['metadata'].name}: ${JSON.stringify(check.errors)}`);
       assert.equal(app['metadata'].namespace, 'default');
@@ -351,8 +418,12 @@ describe('the examples', () => {
     }
   });
 
-  it('the complex example\'s spreads ask only for labels the example host has', () => {
-    const labels = Object.fromEntries(Object.entries(hostEnv()).filter(([k]) => k.startsWith('WASMCLOUD_LABEL_')).map(([k, v]) => [k.slice('WASMCLOUD_LABEL_'.length), v]));
+  it("the complex example's spreads ask only for labels the example host has", () => {
+    const labels = Object.fromEntries(
+      Object.entries(hostEnv())
+        .filter(([k]) => k.startsWith('WASMCLOUD_LABEL_'))
+        .map(([k, v]) => [k.slice('WASMCLOUD_LABEL_'.length), v]),
+    );
     const blobby = apps().find((a) => a['metadata'].name === 'blobby')!;
     let requirements = 0;
     for (const component of blobby['spec'].components as Obj[]) {
@@ -368,7 +439,7 @@ describe('the examples', () => {
     assert.ok(requirements > 0);
   });
 
-  it('the lattice runs NATS with JetStream (>= 2.10), wadm and a wasmCloud 1.x host, at pinned versions, where the service\'s defaults expect them', () => {
+  it("the lattice runs NATS with JetStream (>= 2.10), wadm and a wasmCloud 1.x host, at pinned versions, where the service's defaults expect them", () => {
     const images = lattice().flatMap((o) => (o['spec']?.template?.spec?.containers ?? []).map((c: Obj) => c['image'] as string));
     assert.deepEqual(images.sort(), ['ghcr.io/wasmcloud/wadm:v0.21.1', 'ghcr.io/wasmcloud/wasmcloud:1.9.2', 'nats:2.11.17-alpine']);
     const natsConf = only(lattice(), 'ConfigMap', 'nats-config')['data']['nats.conf'] as string;
@@ -399,7 +470,7 @@ describe('the examples', () => {
     }
   });
 
-  it('Flux applies examples/apps and waits on the applications\' conditions', () => {
+  it("Flux applies examples/apps and waits on the applications' conditions", () => {
     const ks = only(render('examples/gitops/flux'), 'Kustomization');
     const repo = only(render('examples/gitops/flux'), 'GitRepository');
     assert.equal(ks['spec'].path, './examples/apps');
@@ -412,13 +483,16 @@ describe('the examples', () => {
     assert.match(expr!['failed'], /'Stalled' && c\.status == 'True'/);
   });
 
-  it('Argo CD syncs examples/apps, and the argocd-cm patch adds the health check under the CRD\'s group and kind', () => {
+  it("Argo CD syncs examples/apps, and the argocd-cm patch adds the health check under the CRD's group and kind", () => {
     const app = only(render('examples/gitops/argocd'), 'Application');
     assert.equal(app['spec'].source.path, 'examples/apps');
     const dir = mkdtempSync(join(tmpdir(), 'argocd-cm-'));
     try {
       // A stand-in for Argo CD's own argocd-cm, to show the file works as a kustomize patch.
-      writeFileSync(join(dir, 'argocd-cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm, namespace: argocd}\ndata: {url: https://argocd.example}\n');
+      writeFileSync(
+        join(dir, 'argocd-cm.yaml'),
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm, namespace: argocd}\ndata: {url: https://argocd.example}\n',
+      );
       writeFileSync(join(dir, 'argocd-cm-patch.yaml'), read('examples/gitops/argocd/argocd-cm-patch.yaml'));
       writeFileSync(join(dir, 'kustomization.yaml'), 'resources: [argocd-cm.yaml]\npatches: [{path: argocd-cm-patch.yaml}]\n');
       const [cm] = yaml.loadAll(kustomize(dir)) as Obj[];
@@ -477,12 +551,14 @@ describe('the Argo CD health check', () => {
     kind: KIND,
     metadata: { name: 'hello-world', namespace: 'default', generation },
     spec: { components: [] },
-    ...(verdict ? { status: buildStatus({ generation: statusGeneration, lattice: 'default', previous: undefined, now: 0 }, verdict).status } : {}),
+    ...(verdict
+      ? { status: buildStatus({ generation: statusGeneration, lattice: 'default', previous: undefined, now: 0 }, verdict).status }
+      : {}),
   });
 
   const cases: [string, unknown, string, RegExp][] = [
     ['no status yet', app(undefined), 'Progressing', /Waiting for wasmcloud-metacontroller/],
-    ['only Metacontroller\'s observedGeneration', { ...app(undefined), status: { observedGeneration: 1 } }, 'Progressing', /become ready/],
+    ["only Metacontroller's observedGeneration", { ...app(undefined), status: { observedGeneration: 1 } }, 'Progressing', /become ready/],
     ['a status of an older generation, even Deployed', app(wadm('deployed'), 2, 1), 'Progressing', /generation 2/],
     ['wadm reports the version deployed', app(wadm('deployed')), 'Healthy', new RegExp(`Version ${VERSION_ID} is deployed`)],
     ['deployed, status not yet about this version', app(wadm('deployed', undefined, true)), 'Progressing', /waiting for wadm to report/],
@@ -492,9 +568,19 @@ describe('the Argo CD health check', () => {
     ['a scaler failed', app(wadm('failed', 'no host matches region=moon')), 'Degraded', /region=moon/],
     ['wadm reports it unhealthy', app(wadm('unhealthy', 'component crashed')), 'Degraded', /component crashed/],
     ['the spec is invalid', app(verdict('InvalidSpec', 'Invalid spec: spec.components: is required')), 'Degraded', /Invalid spec/],
-    ['a pinned version conflicts', app(verdict('VersionConflict', 'change spec.version to publish this spec', { version: 'v1' })), 'Degraded', /change spec.version/],
+    [
+      'a pinned version conflicts',
+      app(verdict('VersionConflict', 'change spec.version to publish this spec', { version: 'v1' })),
+      'Degraded',
+      /change spec.version/,
+    ],
     ['spec.suspend is true', app(suspended(VERSION_ID)), 'Suspended', /Suspended/],
-    ['the lattice is unreachable', app(unavailable('default', { reason: 'Timeout', message: 'no answer' }, VERSION_ID, undefined)), 'Progressing', /Cannot reach wadm/],
+    [
+      'the lattice is unreachable',
+      app(unavailable('default', { reason: 'Timeout', message: 'no answer' }, VERSION_ID, undefined)),
+      'Progressing',
+      /Cannot reach wadm/,
+    ],
   ];
   for (const [situation, obj, health, message] of cases) {
     it(`maps "${situation}" to ${health}`, { skip }, () => {
@@ -514,7 +600,10 @@ describe('the Argo CD health check', () => {
   for (const reason of Object.keys(REASONS) as Reason[]) {
     for (const phase of REASONS[reason].phases) {
       it(`maps reason ${reason} (phase ${phase}) to ${expected(reason)}`, { skip }, () => {
-        assert.equal(argoHealth(lua!, app(verdict(reason, `situation ${reason}`, { phase, version: VERSION_ID }))).status, expected(reason));
+        assert.equal(
+          argoHealth(lua!, app(verdict(reason, `situation ${reason}`, { phase, version: VERSION_ID }))).status,
+          expected(reason),
+        );
       });
     }
   }
@@ -528,16 +617,30 @@ describe('the hardened install (examples/secure-install, manifests/components/se
   it('has Metacontroller send the bearer token and verify the server with the CA of the hook certificate, over HTTPS', () => {
     const certificate = only(objects(), 'Certificate', 'wasmcloud-metacontroller-tls');
     const service = only(objects(), 'Service', 'wasmcloud-metacontroller');
-    assert.deepEqual(service['spec'].ports.map((p: Obj) => [p['name'], p['port']]), [['http', 443]], 'one port, moved to 443');
+    assert.deepEqual(
+      service['spec'].ports.map((p: Obj) => [p['name'], p['port']]),
+      [['http', 443]],
+      'one port, moved to 443',
+    );
     for (const [hook, path] of Object.entries(HOOK_PATHS)) {
       const webhook = cc()['spec'].hooks[hook].webhook;
       assert.equal(webhook.path, path);
-      assert.deepEqual({ protocol: webhook.service.protocol, port: webhook.service.port }, { protocol: 'https', port: service['spec'].ports[0].port });
+      assert.deepEqual(
+        { protocol: webhook.service.protocol, port: webhook.service.port },
+        { protocol: 'https', port: service['spec'].ports[0].port },
+      );
       assert.equal(webhook.authorization.type, 'Bearer');
       assert.equal(webhook.authorization.secretRef.name, 'wasmcloud-metacontroller-hook-token');
-      assert.deepEqual(webhook.caBundle.secretRef, { name: certificate['spec'].secretName, namespace: 'wasmcloud-metacontroller', key: 'ca.crt' });
+      assert.deepEqual(webhook.caBundle.secretRef, {
+        name: certificate['spec'].secretName,
+        namespace: 'wasmcloud-metacontroller',
+        key: 'ca.crt',
+      });
     }
-    assert.ok(certificate['spec'].dnsNames.includes('wasmcloud-metacontroller.wasmcloud-metacontroller'), 'the name the CompositeController calls');
+    assert.ok(
+      certificate['spec'].dnsNames.includes('wasmcloud-metacontroller.wasmcloud-metacontroller'),
+      'the name the CompositeController calls',
+    );
   });
 
   it('has the service read the same token and serve the certificate, with probes over HTTPS', () => {
@@ -545,7 +648,9 @@ describe('the hardened install (examples/secure-install, manifests/components/se
     const env = Object.fromEntries((container['env'] as Obj[]).map((e) => [e['name'], e['value']]));
     for (const name of Object.keys(env)) assert.ok(envNames.has(name), `${name} is not read by src/plumbing/config.ts`);
     const mounts = Object.fromEntries((container['volumeMounts'] as Obj[]).map((m) => [m['name'], m['mountPath']]));
-    const volumes = Object.fromEntries((secureDeployment()['spec'].template.spec.volumes as Obj[]).map((v) => [v['name'], v['secret']?.secretName]));
+    const volumes = Object.fromEntries(
+      (secureDeployment()['spec'].template.spec.volumes as Obj[]).map((v) => [v['name'], v['secret']?.secretName]),
+    );
     assert.equal(volumes['hook-token'], 'wasmcloud-metacontroller-hook-token');
     assert.equal(volumes['tls'], 'wasmcloud-metacontroller-tls');
     assert.ok(env['HOOK_BEARER_TOKEN_FILE'].startsWith(mounts['hook-token']));

@@ -5,7 +5,11 @@ import { resolve } from 'node:path';
 import yaml from 'js-yaml';
 import { Metrics } from '../../src/plumbing/metrics.js';
 
-const rendered = spawnSync(process.env['KUBECTL_BIN'] || 'kubectl', ['kustomize', resolve(import.meta.dirname, '../../manifests/monitoring')], { encoding: 'utf8' });
+const rendered = spawnSync(
+  process.env['KUBECTL_BIN'] || 'kubectl',
+  ['kustomize', resolve(import.meta.dirname, '../../manifests/monitoring')],
+  { encoding: 'utf8' },
+);
 type Obj = Record<string, any>; // rendered Kubernetes objects
 const objects = () => {
   assert.equal(rendered.status, 0, `kubectl kustomize manifests/monitoring failed: ${rendered.error?.message ?? rendered.stderr}`);
@@ -18,7 +22,9 @@ async function exposed(): Promise<Set<string>> {
   metrics.observeCaches({ knowledge: { size: 0, evictions: 0 }, answers: { size: 0, evictions: 0 } }, () => 0);
   metrics.observeWatch(() => 0);
   const families = await metrics.registry.getMetricsAsJSON();
-  return new Set(families.flatMap((f) => (String(f.type) === 'histogram' ? ['_bucket', '_count', '_sum'].map((s) => f.name + s) : [f.name])));
+  return new Set(
+    families.flatMap((f) => (String(f.type) === 'histogram' ? ['_bucket', '_count', '_sum'].map((s) => f.name + s) : [f.name])),
+  );
 }
 
 function referenced(expr: string): string[] {
@@ -27,7 +33,12 @@ function referenced(expr: string): string[] {
 
 describe('manifests/monitoring', () => {
   it('renders a PodMonitor, a PrometheusRule and a dashboard ConfigMap that Grafana picks up', () => {
-    assert.deepEqual(objects().map((o) => o['kind']).sort(), ['ConfigMap', 'PodMonitor', 'PrometheusRule']);
+    assert.deepEqual(
+      objects()
+        .map((o) => o['kind'])
+        .sort(),
+      ['ConfigMap', 'PodMonitor', 'PrometheusRule'],
+    );
     const dashboard = objects().find((o) => o['kind'] === 'ConfigMap')!;
     assert.equal(dashboard['metadata'].labels.grafana_dashboard, '1');
   });
@@ -36,7 +47,17 @@ describe('manifests/monitoring', () => {
     const names = await exposed();
     const rule = objects().find((o) => o['kind'] === 'PrometheusRule')!;
     const rules = rule['spec'].groups.flatMap((g: Obj) => g['rules']) as Obj[];
-    assert.deepEqual(rules.map((r) => r['alert']), ['WasmCloudApplicationsFailing', 'WasmCloudLatticeUnavailable', 'WasmCloudApplicationsDrifting', 'WasmCloudMetacontrollerHookErrors', 'WasmCloudNatsPermissionDenied', 'WasmCloudMetacontrollerBug']);
+    assert.deepEqual(
+      rules.map((r) => r['alert']),
+      [
+        'WasmCloudApplicationsFailing',
+        'WasmCloudLatticeUnavailable',
+        'WasmCloudApplicationsDrifting',
+        'WasmCloudMetacontrollerHookErrors',
+        'WasmCloudNatsPermissionDenied',
+        'WasmCloudMetacontrollerBug',
+      ],
+    );
     for (const r of rules) {
       assert.ok(referenced(r['expr']).length > 0, r['alert']);
       for (const name of referenced(r['expr'])) assert.ok(names.has(name), `${r['alert']} uses ${name}, which the service does not expose`);
@@ -45,11 +66,14 @@ describe('manifests/monitoring', () => {
 
   it('has a dashboard whose every query uses metrics the service exposes', async () => {
     const names = await exposed();
-    const dashboard = JSON.parse(objects().find((o) => o['kind'] === 'ConfigMap')!['data']['wasmcloud-metacontroller.json']) as { panels: { title: string; targets: { expr: string }[] }[] };
+    const dashboard = JSON.parse(objects().find((o) => o['kind'] === 'ConfigMap')!['data']['wasmcloud-metacontroller.json']) as {
+      panels: { title: string; targets: { expr: string }[] }[];
+    };
     assert.ok(dashboard.panels.length >= 8);
     for (const panel of dashboard.panels) {
       for (const target of panel.targets) {
-        for (const name of referenced(target.expr)) assert.ok(names.has(name), `panel "${panel.title}" uses ${name}, which the service does not expose`);
+        for (const name of referenced(target.expr))
+          assert.ok(names.has(name), `panel "${panel.title}" uses ${name}, which the service does not expose`);
       }
     }
   });

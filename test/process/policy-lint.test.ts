@@ -23,11 +23,20 @@ const pairsOf = (text: string) => prefixPairs(parsePolicy(text)).map((p) => [p.s
 describe('lattice pairs a policy can produce', () => {
   it('finds team / team-a through {namespace}, literal pairs, globs, and nothing in a policy without such pairs', () => {
     assert.deepEqual(pairsOf(TEAMS), [['team', 'team-a']]);
-    assert.match(describePair(prefixPairs(parsePolicy(TEAMS))[0]!), /\{namespace\} of namespaces "team" and \{namespace\} of namespaces "team-a"/);
+    assert.match(
+      describePair(prefixPairs(parsePolicy(TEAMS))[0]!),
+      /\{namespace\} of namespaces "team" and \{namespace\} of namespaces "team-a"/,
+    );
     assert.deepEqual(pairsOf('rules:\n  - namespaces: ["x"]\n    lattices: ["ks", "ks-web", "prod"]\n'), [['ks', 'ks-web']]);
     assert.deepEqual(pairsOf('rules:\n  - namespaces: ["team-*"]\n    lattices: ["{namespace}"]\n'), [['team-*', 'team-*']]);
-    assert.match(describePair(prefixPairs(parsePolicy('rules:\n  - namespaces: ["team-*"]\n    lattices: ["{namespace}"]\n'))[0]!), /^\{namespace\} of namespaces "team-\*" can produce a lattice and that lattice followed by "-…"/);
-    assert.deepEqual(pairsOf('rules:\n  - namespaces: ["dev"]\n    lattices: ["{namespace}"]\n  - namespaces: ["*"]\n    lattices: ["dev-shared"]\n'), [['dev', 'dev-shared']]);
+    assert.match(
+      describePair(prefixPairs(parsePolicy('rules:\n  - namespaces: ["team-*"]\n    lattices: ["{namespace}"]\n'))[0]!),
+      /^\{namespace\} of namespaces "team-\*" can produce a lattice and that lattice followed by "-…"/,
+    );
+    assert.deepEqual(
+      pairsOf('rules:\n  - namespaces: ["dev"]\n    lattices: ["{namespace}"]\n  - namespaces: ["*"]\n    lattices: ["dev-shared"]\n'),
+      [['dev', 'dev-shared']],
+    );
     assert.deepEqual(pairsOf(NO_DASH), []);
   });
 
@@ -69,7 +78,13 @@ describe('the service and a colliding policy', () => {
   it('with LATTICE_POLICY_STRICT=true refuses to start: one line, exit 1', async () => {
     const port = await freePort();
     const child = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, '../../src/main.ts')], {
-      env: { ...process.env, PORT: String(port), NATS_URL: 'nats://127.0.0.1:1', LATTICE_POLICY_FILE: policyFile(TEAMS), LATTICE_POLICY_STRICT: 'true' },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        NATS_URL: 'nats://127.0.0.1:1',
+        LATTICE_POLICY_FILE: policyFile(TEAMS),
+        LATTICE_POLICY_STRICT: 'true',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
@@ -85,9 +100,14 @@ describe('the service and a colliding policy', () => {
     const service = await startServiceProcess({ NATS_URL: 'nats://127.0.0.1:1', LATTICE_POLICY_FILE: path, LATTICE_POLICY_STRICT: 'true' });
     try {
       writeFileSync(path, TEAMS);
-      while (!service.logs.some((l) => l['level'] === 50 && String(l['err']).includes('collide in wadm'))) await new Promise((r) => setTimeout(r, 50));
+      while (!service.logs.some((l) => l['level'] === 50 && String(l['err']).includes('collide in wadm')))
+        await new Promise((r) => setTimeout(r, 50));
       const request = hookRequest(wasmApp().inLattice('team-a').named('app').inNamespace('team-a').unannotated().build());
-      const answer = await fetch(`${service.url}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
+      const answer = await fetch(`${service.url}/sync`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(request),
+      });
       const status = ((await answer.json()) as { status: { conditions: { type: string; reason: string }[] } }).status;
       assert.equal(status.conditions.find((c) => c.type === 'Ready')!.reason, 'LatticeNotAllowed', 'team-a is still not allowed');
     } finally {

@@ -27,7 +27,10 @@ describe('the version', () => {
   it('is what `--version` and `-V` print, from the sources', () => {
     for (const flag of ['--version', '-V']) {
       // From another directory: package.json is found next to the code, not in the working directory.
-      const run = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), resolve(ROOT, 'src/main.ts'), flag], { cwd: scratch, encoding: 'utf8' });
+      const run = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), resolve(ROOT, 'src/main.ts'), flag], {
+        cwd: scratch,
+        encoding: 'utf8',
+      });
       assert.equal(run.status, 0, run.stderr);
       assert.equal(run.stdout, `${VERSION}\n`);
     }
@@ -40,7 +43,11 @@ describe('the version', () => {
     copyFileSync(resolve(ROOT, 'package.json'), join(app, 'package.json'));
     symlinkSync(resolve(ROOT, 'node_modules'), join(app, 'node_modules'));
     // A configuration the service would refuse: --version must not need a valid one.
-    const run = spawnSync(process.execPath, ['dist/main.js', '--version'], { cwd: app, encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'nonsense' } });
+    const run = spawnSync(process.execPath, ['dist/main.js', '--version'], {
+      cwd: app,
+      encoding: 'utf8',
+      env: { ...process.env, LOG_LEVEL: 'nonsense' },
+    });
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.stdout, `${VERSION}\n`);
   });
@@ -91,9 +98,13 @@ describe('LICENSE and CHANGELOG.md', () => {
     const released = sections.slice(1);
     for (const v of released) assert.match(v, SEMVER);
     const order = (v: string) => v.split(/[.-]/).slice(0, 3).map(Number);
-    const sorted = [...released].sort((a, b) => { const [x, y] = [order(a), order(b)]; return y[0]! - x[0]! || y[1]! - x[1]! || y[2]! - x[2]!; });
+    const sorted = [...released].sort((a, b) => {
+      const [x, y] = [order(a), order(b)];
+      return y[0]! - x[0]! || y[1]! - x[1]! || y[2]! - x[2]!;
+    });
     assert.deepEqual(released, sorted);
-    for (const v of sections) assert.match(changelog, new RegExp(`^\\[${v.replaceAll('.', '\\.')}\\]: https://`, 'm'), `no link for [${v}]`);
+    for (const v of sections)
+      assert.match(changelog, new RegExp(`^\\[${v.replaceAll('.', '\\.')}\\]: https://`, 'm'), `no link for [${v}]`);
   });
 });
 
@@ -103,8 +114,13 @@ describe('scripts/release-notes.sh', () => {
   it('prints the section of one version, without its heading and up to the next one', () => {
     const run = notes(VERSION);
     assert.equal(run.status, 0, run.stderr);
-    const section = read('CHANGELOG.md').split(/^## /m).find((s) => s.startsWith(`[${VERSION}]`))!;
-    const body = section.slice(section.indexOf('\n') + 1).replace(/^\[[^\]]+\]: .*$/gm, '').trim();
+    const section = read('CHANGELOG.md')
+      .split(/^## /m)
+      .find((s) => s.startsWith(`[${VERSION}]`))!;
+    const body = section
+      .slice(section.indexOf('\n') + 1)
+      .replace(/^\[[^\]]+\]: .*$/gm, '')
+      .trim();
     assert.equal(run.stdout, `${body}\n`);
     assert.doesNotMatch(run.stdout, /^## /m);
   });

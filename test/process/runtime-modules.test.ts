@@ -20,13 +20,15 @@ const closure = () => runtimeClosure(ROOT);
 describe('the node_modules the image ships', () => {
   it('are pino and pino-pretty with what they depend on, each where Node finds it', () => {
     const dirs = closure();
-    for (const name of ['pino', 'pino-pretty', 'thread-stream', 'sonic-boom', 'pino-abstract-transport']) assert.ok(dirs.includes(`node_modules/${name}`), name);
+    for (const name of ['pino', 'pino-pretty', 'thread-stream', 'sonic-boom', 'pino-abstract-transport'])
+      assert.ok(dirs.includes(`node_modules/${name}`), name);
     assert.ok(dirs.every((dir) => dir.startsWith('node_modules/')));
   });
 
   it('leave out the libraries the bundle carries', () => {
     const dirs = closure();
-    for (const name of ['fastify', 'nats', '@sinclair/typebox', 'prom-client', 'js-yaml', 'ajv']) assert.ok(!dirs.includes(`node_modules/${name}`), name);
+    for (const name of ['fastify', 'nats', '@sinclair/typebox', 'prom-client', 'js-yaml', 'ajv'])
+      assert.ok(!dirs.includes(`node_modules/${name}`), name);
   });
 
   it('name a package that is not installed', () => {
@@ -44,7 +46,14 @@ describe('the node_modules the image ships', () => {
     // No NATS at this address: the service starts anyway and logs.
     const child = spawn(process.execPath, ['dist/main.js'], {
       cwd: app,
-      env: { ...process.env, NATS_URL: 'nats://127.0.0.1:1', PORT: String(await freePort()), HOST: '127.0.0.1', LOG_FORMAT: 'pretty', SHUTDOWN_DELAY_MS: '0' },
+      env: {
+        ...process.env,
+        NATS_URL: 'nats://127.0.0.1:1',
+        PORT: String(await freePort()),
+        HOST: '127.0.0.1',
+        LOG_FORMAT: 'pretty',
+        SHUTDOWN_DELAY_MS: '0',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -53,10 +62,13 @@ describe('the node_modules the image ships', () => {
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
     const exited = new Promise<number | null>((done) => child.on('exit', done));
     try {
-      await until(() => {
-        if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}: ${err}`);
-        return out.includes('starting wasmcloud-metacontroller');
-      }, { what: () => `a pretty first line:\n${out}\n${err}`, timeoutMs: 60_000 });
+      await until(
+        () => {
+          if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}: ${err}`);
+          return out.includes('starting wasmcloud-metacontroller');
+        },
+        { what: () => `a pretty first line:\n${out}\n${err}`, timeoutMs: 60_000 },
+      );
     } finally {
       child.kill('SIGTERM');
       await exited;

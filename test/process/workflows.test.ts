@@ -16,13 +16,18 @@ type Step = { uses?: string; run?: string; with?: Obj; id?: string; env?: Obj };
 
 const workflow = (name: string) => yaml.load(read(`.github/workflows/${name}`)) as Obj;
 const steps = (w: Obj): Step[] => Object.values(w['jobs'] as Obj).flatMap((job: Obj) => job['steps'] as Step[]);
-const runs = (w: Obj) => steps(w).map((s) => s.run ?? '').join('\n');
+const runs = (w: Obj) =>
+  steps(w)
+    .map((s) => s.run ?? '')
+    .join('\n');
 const step = (w: Obj, action: string) => steps(w).find((s) => s.uses?.startsWith(`${action}@`));
 const VERSION = (JSON.parse(read('package.json')) as { version: string }).version;
 
 describe('.github/workflows', () => {
   it('pass actionlint', () => {
-    const files = readdirSync(WORKFLOWS).filter((f) => f.endsWith('.yml')).sort();
+    const files = readdirSync(WORKFLOWS)
+      .filter((f) => f.endsWith('.yml'))
+      .sort();
     assert.deepEqual(files, ['ci.yml', 'release.yml']);
     const bin = process.env['ACTIONLINT_BIN'] || 'actionlint';
     const run = spawnSync(bin, ['-color=false', ...files.map((f) => resolve(WORKFLOWS, f))], { cwd: ROOT, encoding: 'utf8' });
@@ -32,7 +37,8 @@ describe('.github/workflows', () => {
 
   it('pin every action to a major version or more', () => {
     for (const name of ['ci.yml', 'release.yml']) {
-      for (const s of steps(workflow(name)).filter((s) => s.uses)) assert.match(s.uses!, /^[\w.-]+\/[\w.-]+@v\d+(\.\d+){0,2}$/, `${name}: ${s.uses}`);
+      for (const s of steps(workflow(name)).filter((s) => s.uses))
+        assert.match(s.uses!, /^[\w.-]+\/[\w.-]+@v\d+(\.\d+){0,2}$/, `${name}: ${s.uses}`);
     }
   });
 
@@ -70,12 +76,18 @@ describe('.github/workflows', () => {
     const dockerfile = read(build['file']);
     const args = new Set([...dockerfile.matchAll(/^ARG (\w+)/gm)].map((m) => m[1]));
     const stages = new Set([...dockerfile.matchAll(/^FROM \S+ AS (\S+)/gim)].map((m) => m[1]));
-    for (const line of String(build['build-args'] ?? '').split('\n').filter(Boolean)) assert.ok(args.has(line.split('=')[0]), `no ARG for ${line}`);
+    for (const line of String(build['build-args'] ?? '')
+      .split('\n')
+      .filter(Boolean))
+      assert.ok(args.has(line.split('=')[0]), `no ARG for ${line}`);
     if (build['target'] !== undefined) assert.ok(stages.has(build['target']), `no stage ${build['target']}`);
     // The image it pushes is the one the manifests and the chart run.
     const image = release['env'].IMAGE as string;
     const kustomization = yaml.load(read('manifests/kustomization.yaml')) as Obj;
-    assert.deepEqual(kustomization['images'].map((i: Obj) => i['name']), [image]);
+    assert.deepEqual(
+      kustomization['images'].map((i: Obj) => i['name']),
+      [image],
+    );
     assert.equal((yaml.load(read('charts/wasmcloud-metacontroller/values.yaml')) as Obj)['image'].repository, image);
     assert.equal(build['tags'], '${{ env.IMAGE }}:${{ steps.version.outputs.version }}');
   });
@@ -103,7 +115,11 @@ describe('.github/workflows', () => {
     const text = runs(release);
     assert.match(text, /helm package charts\/wasmcloud-metacontroller --version "\$VERSION" --app-version "\$VERSION"/);
     assert.ok(existsSync(resolve(ROOT, 'charts/wasmcloud-metacontroller/Chart.yaml')));
-    assert.equal(release['env'].HELM_VERSION, /^HELM_VERSION=(\S+)$/m.exec(read('scripts/test-deps.sh'))![1], 'the release uses the helm the tests use');
+    assert.equal(
+      release['env'].HELM_VERSION,
+      /^HELM_VERSION=(\S+)$/m.exec(read('scripts/test-deps.sh'))![1],
+      'the release uses the helm the tests use',
+    );
     assert.match(text, /bash scripts\/release-notes\.sh "\$\{\{ steps\.version\.outputs\.version \}\}" > release-notes\.md/);
     const notes = spawnSync('bash', [resolve(ROOT, 'scripts/release-notes.sh'), VERSION], { encoding: 'utf8' });
     assert.equal(notes.status, 0, notes.stderr);
@@ -113,7 +129,8 @@ describe('.github/workflows', () => {
 
   it('name only scripts and files that exist', () => {
     for (const name of ['ci.yml', 'release.yml']) {
-      for (const [, path] of runs(workflow(name)).matchAll(/bash ((?:\.ci|scripts)\/[\w.-]+)/g)) assert.ok(existsSync(resolve(ROOT, path!)), `${name}: ${path}`);
+      for (const [, path] of runs(workflow(name)).matchAll(/bash ((?:\.ci|scripts)\/[\w.-]+)/g))
+        assert.ok(existsSync(resolve(ROOT, path!)), `${name}: ${path}`);
     }
   });
 });

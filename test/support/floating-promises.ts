@@ -25,7 +25,8 @@ export function findFloatingPromises(program: ts.Program, include: (fileName: st
     const visit = (node: ts.Node): void => {
       if (ts.isExpressionStatement(node) && isUnhandled(checker, node.expression)) report(node, 'floating');
       if (ts.isVoidExpression(node) && isUnhandled(checker, node.expression)) report(node, 'floating');
-      if ((ts.isArrowFunction(node) || ts.isFunctionExpression(node)) && returnsPromiseWhereVoidExpected(checker, node)) report(node, 'misused');
+      if ((ts.isArrowFunction(node) || ts.isFunctionExpression(node)) && returnsPromiseWhereVoidExpected(checker, node))
+        report(node, 'misused');
       ts.forEachChild(node, visit);
     };
     visit(source);

@@ -40,7 +40,19 @@ const KUBERNETES_VERSION = /^KUBERNETES_VERSION=(\S+)$/m.exec(readFileSync(resol
 
 /** `helm template` of the chart (CRD included) in NAMESPACE, with extra helm arguments. */
 export const renderChart = (...args: string[]): Obj[] =>
-  throughKubectl(helm('template', 'wasmcloud-metacontroller', CHART, '--namespace', NAMESPACE, '--include-crds', '--kube-version', KUBERNETES_VERSION, ...args));
+  throughKubectl(
+    helm(
+      'template',
+      'wasmcloud-metacontroller',
+      CHART,
+      '--namespace',
+      NAMESPACE,
+      '--include-crds',
+      '--kube-version',
+      KUBERNETES_VERSION,
+      ...args,
+    ),
+  );
 
 /** `kubectl kustomize DIR`, DIR relative to the repository. */
 export const kustomize = (dir: string): Obj[] => (yaml.loadAll(kubectl('kustomize', resolve(ROOT, dir))) as Obj[]).filter(Boolean);

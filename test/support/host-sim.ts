@@ -88,16 +88,23 @@ export class SimulatedLattice {
   /** Subscribes, then announces the host: wadm may command it as soon as it hears of it. */
   async addHost({ labels = {} }: { labels?: StringMap } = {}): Promise<HostInfo> {
     const state = {
-      id: nkeys.createServer().getPublicKey(), friendlyName: `sim-host-${++this.hostCount}`, labels: { ...BUILTIN_LABELS, ...labels },
-      components: new Map(), providers: new Map(), startedAt: Date.now(),
+      id: nkeys.createServer().getPublicKey(),
+      friendlyName: `sim-host-${++this.hostCount}`,
+      labels: { ...BUILTIN_LABELS, ...labels },
+      components: new Map(),
+      providers: new Map(),
+      startedAt: Date.now(),
     };
     const host: SimHost = { state, subscriptions: [] };
     const ctx: Context = { data: this.data, host: state, emit: (type, data) => this.pacer.publish(state.id, type, data) };
     const prefix = `wasmbus.ctl.v1.${this.lattice}`;
-    const listen = (subject: string, queue?: string) => host.subscriptions.push(this.nc.subscribe(`${prefix}.${subject}`, {
-      ...(queue ? { queue: `${prefix}.${queue}` } : {}),
-      callback: (err, msg) => void (err || handle(ctx, msg.subject.slice(prefix.length + 1), msg)),
-    }));
+    const listen = (subject: string, queue?: string) =>
+      host.subscriptions.push(
+        this.nc.subscribe(`${prefix}.${subject}`, {
+          ...(queue ? { queue: `${prefix}.${queue}` } : {}),
+          callback: (err, msg) => void (err || handle(ctx, msg.subject.slice(prefix.length + 1), msg)),
+        }),
+      );
     listen(`component.*.${state.id}`);
     listen(`provider.*.${state.id}`);
     // Lattice-wide data: one answer per request, from whichever host the queue group picks.
@@ -128,11 +135,15 @@ export class SimulatedLattice {
   }
 
   components() {
-    return this.running().flatMap(({ id, components }) => [...components].map(([name, c]) => ({ hostId: id, id: name, ...structuredClone(c) })));
+    return this.running().flatMap(({ id, components }) =>
+      [...components].map(([name, c]) => ({ hostId: id, id: name, ...structuredClone(c) })),
+    );
   }
 
   providers() {
-    return this.running().flatMap(({ id, providers }) => [...providers].map(([name, p]) => ({ hostId: id, id: name, ...structuredClone(p) })));
+    return this.running().flatMap(({ id, providers }) =>
+      [...providers].map(([name, p]) => ({ hostId: id, id: name, ...structuredClone(p) })),
+    );
   }
 
   links(): Link[] {
@@ -176,10 +187,20 @@ export class SimulatedLattice {
   private heartbeat({ state }: SimHost): void {
     const uptime = Math.floor((Date.now() - state.startedAt) / 1000);
     this.pacer.publish(state.id, 'host_heartbeat', {
-      components: [...state.components].map(([id, c]) => ({ id, image_ref: c.imageRef, annotations: c.annotations, revision: 0, max_instances: c.maxInstances })),
+      components: [...state.components].map(([id, c]) => ({
+        id,
+        image_ref: c.imageRef,
+        annotations: c.annotations,
+        revision: 0,
+        max_instances: c.maxInstances,
+      })),
       providers: [...state.providers].map(([id, p]) => ({ id, image_ref: p.imageRef, annotations: p.annotations, revision: 0 })),
-      host_id: state.id, friendly_name: state.friendlyName, labels: state.labels, version: HOST_VERSION,
-      uptime_human: `${uptime}s`, uptime_seconds: uptime,
+      host_id: state.id,
+      friendly_name: state.friendlyName,
+      labels: state.labels,
+      version: HOST_VERSION,
+      uptime_human: `${uptime}s`,
+      uptime_seconds: uptime,
     });
   }
 }

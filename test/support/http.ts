@@ -35,7 +35,19 @@ export interface BuildOptions extends Omit<TestHooksOptions, 'now'> {
 }
 
 export function build(t: Cleanups, options: BuildOptions = {}) {
-  const { lattice = new MemoryLattice(), now, ready = true, bodyLimit = 16 * 1024 * 1024, maxConcurrentHooks = 64, hookBytesInFlight, authorize, requestTimeoutMs, logLevel = 'debug', onLog, ...hooks } = options;
+  const {
+    lattice = new MemoryLattice(),
+    now,
+    ready = true,
+    bodyLimit = 16 * 1024 * 1024,
+    maxConcurrentHooks = 64,
+    hookBytesInFlight,
+    authorize,
+    requestTimeoutMs,
+    logLevel = 'debug',
+    onLog,
+    ...hooks
+  } = options;
   const { sink, lines } = jsonLogSink(onLog);
   const metrics = new Metrics();
   const app = buildServer({

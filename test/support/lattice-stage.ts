@@ -37,7 +37,9 @@ export async function startLatticeStage(options: LatticeStageOptions): Promise<L
     cleanups.after(() => nats.dispose());
     const wadm = await startWadm(nats.url);
     cleanups.after(() => wadm.stop());
-    const sims = await Promise.all(options.hosted.map((lattice) => startLattice({ servers: nats.url, lattice, hosts: [{}], heartbeatMs: 500, waitForWadm: true })));
+    const sims = await Promise.all(
+      options.hosted.map((lattice) => startLattice({ servers: nats.url, lattice, hosts: [{}], heartbeatMs: 500, waitForWadm: true })),
+    );
     cleanups.after(() => Promise.all(sims.map((s) => s.stop())));
     const nc = await connect({ servers: nats.url });
     cleanups.after(() => nc.close());

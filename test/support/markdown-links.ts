@@ -8,19 +8,33 @@ import { dirname, join, relative } from 'node:path';
  * and spaces, each space a `-` (so "20 % go" is `20--go`).
  */
 export function slug(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\p{M} _-]/gu, '').replace(/ /g, '-');
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\p{M} _-]/gu, '')
+    .replace(/ /g, '-');
 }
 
 /** The text with fenced code blocks (indented ones in lists too) blanked out, line for line. */
 function withoutFences(markdown: string): string {
   let fence: string | undefined;
-  return markdown.split('\n').map((line) => {
-    const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence === undefined && marker !== undefined) fence = marker;
-    else if (fence !== undefined && marker !== undefined && marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = undefined;
-    else if (fence === undefined) return line;
-    return '';
-  }).join('\n');
+  return markdown
+    .split('\n')
+    .map((line) => {
+      const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
+      if (fence === undefined && marker !== undefined) fence = marker;
+      else if (
+        fence !== undefined &&
+        marker !== undefined &&
+        marker[0] === fence[0] &&
+        marker.length >= fence.length &&
+        line.trim() === marker
+      )
+        fence = undefined;
+      else if (fence === undefined) return line;
+      return '';
+    })
+    .join('\n');
 }
 
 /** The text outside code blocks and code spans, where a `#` or `[x](y)` is Markdown. */

@@ -87,7 +87,10 @@ export class MemoryLattice {
       case 'deploy':
         if (!model?.versions.has(action.version)) return { kind: 'stale' };
         model.deployed = action.version;
-        this.statuses.set(name, { status: { status: { type: 'reconciling', message: 'Scaling component on 1 host(s)' } }, predatesDeploy: true });
+        this.statuses.set(name, {
+          status: { status: { type: 'reconciling', message: 'Scaling component on 1 host(s)' } },
+          predatesDeploy: true,
+        });
         return { kind: 'done' };
       case 'undeploy':
         if (!model) return { kind: 'stale' };

@@ -9,7 +9,14 @@ import { readFileSync } from 'node:fs';
 import { setImmediate as nextTick } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import yaml from 'js-yaml';
-import { ApiError, FakeApiServer, type ApplyInput, type K8sObject, type ParentResource, type ParentStore } from './metacontroller/api-server.js';
+import {
+  ApiError,
+  FakeApiServer,
+  type ApplyInput,
+  type K8sObject,
+  type ParentResource,
+  type ParentStore,
+} from './metacontroller/api-server.js';
 import { until } from './wait.js';
 
 export { ApiError, type K8sObject };
@@ -72,7 +79,12 @@ export function metacontrollerFor<Api extends ParentStore = FakeApiServer>(
   url: string,
   options: Omit<MetacontrollerOptions<Api>, 'syncUrl' | 'finalizeUrl' | 'resource'> & { resource?: ParentResource } = {},
 ): FakeMetacontroller<Api> {
-  return new FakeMetacontroller<Api>({ syncUrl: `${url}/sync`, finalizeUrl: `${url}/finalize`, resource: WASMCLOUD_APPLICATIONS, ...options });
+  return new FakeMetacontroller<Api>({
+    syncUrl: `${url}/sync`,
+    finalizeUrl: `${url}/finalize`,
+    resource: WASMCLOUD_APPLICATIONS,
+    ...options,
+  });
 }
 
 export class FakeMetacontroller<Api extends ParentStore = FakeApiServer> {
@@ -94,7 +106,9 @@ export class FakeMetacontroller<Api extends ParentStore = FakeApiServer> {
     this.api = options.api ?? (new FakeApiServer(options.resource) as ParentStore as Api);
     this.controller = yaml.load(readFileSync(MANIFEST, 'utf8')) as Record<string, any>;
     const { sync, finalize } = this.controller['spec'].hooks;
-    const webhook = (url: string, hook: { webhook: Record<string, unknown> }, etag = {}) => ({ webhook: { url, timeout: hook.webhook['timeout'], ...etag } });
+    const webhook = (url: string, hook: { webhook: Record<string, unknown> }, etag = {}) => ({
+      webhook: { url, timeout: hook.webhook['timeout'], ...etag },
+    });
     this.controller['spec'].hooks = {
       sync: webhook(options.syncUrl, sync, options.etag ? { etag: sync.webhook.etag } : {}),
       ...(options.finalizeUrl === undefined ? {} : { finalize: webhook(options.finalizeUrl, finalize) }),
@@ -136,17 +150,30 @@ export class FakeMetacontroller<Api extends ParentStore = FakeApiServer> {
       results.push(result);
       statuses.push(JSON.stringify(this.get(namespace, name)?.status));
       if (result.removed || isQuiet(result)) {
-        return { passes: results.length, statusWrites: this.statusWrites - writesBefore, object: this.get(namespace, name), stable: true, results };
+        return {
+          passes: results.length,
+          statusWrites: this.statusWrites - writesBefore,
+          object: this.get(namespace, name),
+          stable: true,
+          results,
+        };
       }
       await pause(nextDelayMs(result) ?? 0, options);
     }
-    throw new Error(`${namespace}/${name} did not settle within ${maxPasses} passes (a hot loop: every pass wrote status, `
-      + `scheduled a resync or failed).\nlast passes: ${results.slice(-3).map(summarize).join('\n             ')}`
-      + `\nlast statuses:\n  ${statuses.slice(-3).join('\n  ')}`);
+    throw new Error(
+      `${namespace}/${name} did not settle within ${maxPasses} passes (a hot loop: every pass wrote status, ` +
+        `scheduled a resync or failed).\nlast passes: ${results.slice(-3).map(summarize).join('\n             ')}` +
+        `\nlast statuses:\n  ${statuses.slice(-3).join('\n  ')}`,
+    );
   }
 
   /** Reconciles every `intervalMs` (as resyncs would) until the parent satisfies `predicate`. */
-  async waitFor(namespace: string, name: string, predicate: (obj: K8sObject | undefined) => boolean, options: { timeoutMs?: number; intervalMs?: number } = {}) {
+  async waitFor(
+    namespace: string,
+    name: string,
+    predicate: (obj: K8sObject | undefined) => boolean,
+    options: { timeoutMs?: number; intervalMs?: number } = {},
+  ) {
     let passes = 0;
     let last: PassResult | undefined;
     const pass = async () => {
@@ -154,7 +181,8 @@ export class FakeMetacontroller<Api extends ParentStore = FakeApiServer> {
       passes += 1;
       return predicate(this.get(namespace, name));
     };
-    const what = () => `${namespace}/${name} after ${passes} passes\nlast pass: ${last ? summarize(last) : 'none'}\nstatus: ${JSON.stringify(this.get(namespace, name)?.status)}`;
+    const what = () =>
+      `${namespace}/${name} after ${passes} passes\nlast pass: ${last ? summarize(last) : 'none'}\nstatus: ${JSON.stringify(this.get(namespace, name)?.status)}`;
     await until(pass, { what, timeoutMs: options.timeoutMs ?? 5000, intervalMs: options.intervalMs ?? 50 });
     return { passes, object: this.get(namespace, name) };
   }
@@ -183,7 +211,9 @@ export class FakeMetacontroller<Api extends ParentStore = FakeApiServer> {
     // The finalizer first, so that a later deletion always reaches the finalize hook.
     let finalizerChanged = false;
     if ((parent.metadata.finalizers ?? []).includes(this.finalizerName) !== wantFinalizer && !(wantFinalizer && deleting)) {
-      const write = await this.api.updateFinalizers(namespace, name, (list) => (wantFinalizer ? [...list, this.finalizerName] : this.without(list)));
+      const write = await this.api.updateFinalizers(namespace, name, (list) =>
+        wantFinalizer ? [...list, this.finalizerName] : this.without(list),
+      );
       finalizerChanged = write.changed;
       parent = write.object ?? parent;
     }
@@ -195,11 +225,18 @@ export class FakeMetacontroller<Api extends ParentStore = FakeApiServer> {
       // AddRateLimited: per-key exponential backoff, forgotten after a success.
       const failures = this.failures.get(key) ?? 0;
       this.failures.set(key, failures + 1);
-      return { ...base, httpStatus: answer.httpStatus, error: `${hook} hook failed: ${answer.error}`, backoffMs: Math.min(5 * 2 ** failures, 1_000_000) };
+      return {
+        ...base,
+        httpStatus: answer.httpStatus,
+        error: `${hook} hook failed: ${answer.error}`,
+        backoffMs: Math.min(5 * 2 ** failures, 1_000_000),
+      };
     }
     const { response } = answer;
-    if ((response.children ?? []).length > 0) throw new Error(`the ${hook} hook returned children, but the controller declares no childResources`);
-    if (response.finalized && hook === 'sync') throw new Error('the sync hook returned finalized: true: Metacontroller strips the finalizer and the next sync adds it back');
+    if ((response.children ?? []).length > 0)
+      throw new Error(`the ${hook} hook returned children, but the controller declares no childResources`);
+    if (response.finalized && hook === 'sync')
+      throw new Error('the sync hook returned finalized: true: Metacontroller strips the finalizer and the next sync adds it back');
     const result: PassResult = { ...base, httpStatus: answer.httpStatus };
     if (response.resyncAfterSeconds > 0) result.resyncAfterSeconds = response.resyncAfterSeconds;
     if (response.finalized) {
@@ -208,7 +245,10 @@ export class FakeMetacontroller<Api extends ParentStore = FakeApiServer> {
       result.finalizerChanged ||= write.changed;
       parent = write.object ?? parent;
     }
-    result.statusChanged = await this.writeStatus(namespace, name, uid, { ...response.status, observedGeneration: parent.metadata.generation });
+    result.statusChanged = await this.writeStatus(namespace, name, uid, {
+      ...response.status,
+      observedGeneration: parent.metadata.generation,
+    });
     this.statusWrites += result.statusChanged ? 1 : 0;
     this.failures.delete(key);
     result.removed = this.get(namespace, name)?.metadata.uid !== uid;
@@ -244,7 +284,9 @@ export class FakeMetacontroller<Api extends ParentStore = FakeApiServer> {
       this.etags.set(key, { etag: response.headers.get('etag')!, body: text });
     }
     const decoded = decode(text);
-    return typeof decoded === 'string' ? { httpStatus, error: `can't unmarshal webhookResponse: ${decoded}` } : { httpStatus, response: decoded };
+    return typeof decoded === 'string'
+      ? { httpStatus, error: `can't unmarshal webhookResponse: ${decoded}` }
+      : { httpStatus, response: decoded };
   }
 
   /**
@@ -257,7 +299,12 @@ export class FakeMetacontroller<Api extends ParentStore = FakeApiServer> {
       const live = await this.api.read(namespace, name);
       if (!live || live.metadata.uid !== uid || isDeepStrictEqual(live.status, status)) return false;
       try {
-        return (await this.api.updateStatus(namespace, name, status, { fieldManager: 'metacontroller', resourceVersion: live.metadata.resourceVersion })).changed;
+        return (
+          await this.api.updateStatus(namespace, name, status, {
+            fieldManager: 'metacontroller',
+            resourceVersion: live.metadata.resourceVersion,
+          })
+        ).changed;
       } catch (error) {
         if (!(error instanceof ApiError) || (error.code !== 404 && error.code !== 409)) throw error;
         if (error.code === 404) return false;
@@ -279,9 +326,11 @@ function decode(text: string): HookResponse | string {
   if (typeof value !== 'object' || Array.isArray(value)) return `cannot unmarshal ${JSON.stringify(value)} into CompositeHookResponse`;
   const { status = null, children = [], resyncAfterSeconds = 0, finalized = false } = value as Record<string, unknown>;
   const response = { status, children, resyncAfterSeconds: resyncAfterSeconds ?? 0, finalized: finalized ?? false };
-  const typed = (status === null || (typeof status === 'object' && !Array.isArray(status)))
-    && (children === null || Array.isArray(children))
-    && typeof response.resyncAfterSeconds === 'number' && typeof response.finalized === 'boolean';
+  const typed =
+    (status === null || (typeof status === 'object' && !Array.isArray(status))) &&
+    (children === null || Array.isArray(children)) &&
+    typeof response.resyncAfterSeconds === 'number' &&
+    typeof response.finalized === 'boolean';
   return typed ? (response as HookResponse) : `a field of the wrong type in ${text}`;
 }
 
@@ -307,7 +356,13 @@ function explain(error: unknown): string {
 
 /** A pass after which Metacontroller would not sync this parent again until something else changes. */
 function isQuiet(r: PassResult): boolean {
-  return !r.statusChanged && !r.finalizerChanged && r.error === undefined && r.retryAfterSeconds === undefined && r.resyncAfterSeconds === undefined;
+  return (
+    !r.statusChanged &&
+    !r.finalizerChanged &&
+    r.error === undefined &&
+    r.retryAfterSeconds === undefined &&
+    r.resyncAfterSeconds === undefined
+  );
 }
 
 /** Milliseconds until the workqueue would hand the key out again; undefined when nothing is scheduled. */
@@ -334,7 +389,10 @@ function summarize(r: PassResult): string {
 }
 
 /** The condition of `type` in `obj.status.conditions`, if any. */
-export function condition(obj: K8sObject | undefined, type: string): { type: string; status: string; reason?: string; message?: string; observedGeneration?: number } | undefined {
+export function condition(
+  obj: K8sObject | undefined,
+  type: string,
+): { type: string; status: string; reason?: string; message?: string; observedGeneration?: number } | undefined {
   const conditions = obj?.status?.['conditions'];
   return Array.isArray(conditions) ? conditions.find((c) => c?.type === type) : undefined;
 }

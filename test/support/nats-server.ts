@@ -41,7 +41,15 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const url = `nats://127.0.0.1:${port}`;
-    const args = [...(configFile ? ['-c', configFile] : []), '-a', '127.0.0.1', '-p', String(port), ...(jetstream ? ['-js', '-sd', storeDir] : []), ...extraArgs];
+    const args = [
+      ...(configFile ? ['-c', configFile] : []),
+      '-a',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      ...(jetstream ? ['-js', '-sd', storeDir] : []),
+      ...extraArgs,
+    ];
     const launch = async (): Promise<ServerProcess> => {
       const process = startProcess('nats-server', binary, args);
       try {

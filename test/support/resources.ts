@@ -106,14 +106,24 @@ export function wasmApp(fixture = 'hello.yaml'): AppBuilder {
 
 /** A resource with no spec yet, for specs written out in full. */
 wasmApp.scratch = (): AppBuilder =>
-  new AppBuilder({ apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication', metadata: { name: 'app', namespace: 'default' }, spec: {} });
+  new AppBuilder({
+    apiVersion: 'core.wasmcloud.com/v1beta1',
+    kind: 'WasmCloudApplication',
+    metadata: { name: 'app', namespace: 'default' },
+    spec: {},
+  });
 
 export function hookRequest(parent: Resource, options: { generation?: number; status?: unknown; finalizing?: boolean } = {}): HookRequest {
   const metadata = { uid: `uid-${parent.metadata.namespace}-${parent.metadata.name}`, generation: 1, ...parent.metadata };
   if (options.generation !== undefined) metadata.generation = options.generation;
-  const withStatus = options.status !== undefined ? { status: options.status } : parent.status !== undefined ? { status: parent.status } : {};
+  const withStatus =
+    options.status !== undefined ? { status: options.status } : parent.status !== undefined ? { status: parent.status } : {};
   return {
-    controller: { apiVersion: 'metacontroller.k8s.io/v1alpha1', kind: 'CompositeController', metadata: { name: 'wasmcloudapplication-controller' } },
+    controller: {
+      apiVersion: 'metacontroller.k8s.io/v1alpha1',
+      kind: 'CompositeController',
+      metadata: { name: 'wasmcloudapplication-controller' },
+    },
     parent: { ...parent, metadata, ...withStatus },
     children: {},
     related: {},

@@ -71,7 +71,10 @@ export async function startScenario(env: Record<string, string> = {}, options: S
         await wadm.untilHoldsOnly(LATTICE, []);
         await wadm.startWadm();
         sim = await lattice();
-        await wadm.untilHoldsOnly(LATTICE, sim.hosts.map((host) => host.id));
+        await wadm.untilHoldsOnly(
+          LATTICE,
+          sim.hosts.map((host) => host.id),
+        );
       },
       stop: () => cleanups.run(),
     };

@@ -13,7 +13,9 @@ const SOURCE_MAIN = resolve(import.meta.dirname, '../../src/main.ts');
 /** What `npm run build` writes; run by plain node, without tsx. */
 export const BUILT_MAIN = resolve(import.meta.dirname, '../../dist/main.js');
 /** The node flags of `npm start` (and of the image's ENTRYPOINT: kubernetes.test.ts keeps them equal). */
-const START_FLAGS = (JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
+const START_FLAGS = (
+  JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { scripts: { start: string } }
+).scripts.start
   .split(' ')
   .filter((word) => word.startsWith('--'));
 
@@ -36,7 +38,16 @@ export async function startServiceProcess(env: Record<string, string>, options: 
   // Built: with the flags the image runs it with (--expose-gc lets the service give memory back).
   const args = options.built ? [...START_FLAGS, BUILT_MAIN] : ['--import', 'tsx', SOURCE_MAIN];
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', LOG_FORMAT: 'json', LATTICE_POLICY_FILE: allowAllPolicy(), SHUTDOWN_DELAY_MS: '0', ...env },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+      LATTICE_POLICY_FILE: allowAllPolicy(),
+      SHUTDOWN_DELAY_MS: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Record<string, unknown>[] = [];
@@ -52,10 +63,13 @@ export async function startServiceProcess(env: Record<string, string>, options: 
   live.add(child);
   void exited.then(() => live.delete(child));
   // Wait for the process to say it listens: a loaded machine starts slowly.
-  await until(() => {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}: ${stderr}`);
-    return logs.some((l) => String(l['msg']).startsWith('Server listening'));
-  }, { what: () => `the service listens:\n${stderr}`, timeoutMs: 60_000 });
+  await until(
+    () => {
+      if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}: ${stderr}`);
+      return logs.some((l) => String(l['msg']).startsWith('Server listening'));
+    },
+    { what: () => `the service listens:\n${stderr}`, timeoutMs: 60_000 },
+  );
   const url = `http://127.0.0.1:${port}`;
   return {
     url,

@@ -43,11 +43,7 @@ export function allowAllPolicy(): string {
   return path;
 }
 
-export async function startService(
-  t: Cleanups,
-  env: Record<string, string>,
-  options: ServiceOptions = {},
-): Promise<RunningService> {
+export async function startService(t: Cleanups, env: Record<string, string>, options: ServiceOptions = {}): Promise<RunningService> {
   const loaded = loadConfig({ PORT: '8080', LOG_LEVEL: 'debug', LATTICE_POLICY_FILE: allowAllPolicy(), ...env });
   if (!loaded.ok) throw new Error(loaded.errors.join('; '));
   const { sink, lines: logs } = jsonLogSink();

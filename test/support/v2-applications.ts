@@ -4,21 +4,49 @@
 import fc from 'fast-check';
 
 const NAMES = ['api', 'worker', 'Web_UI', 'kv', 'http', 'msg', 'blobs', 'billing'];
-const PACKAGES = [['wasi', 'http'], ['wasi', 'keyvalue'], ['wasi', 'blobstore'], ['wasmcloud', 'messaging'], ['wasi', 'logging'], ['acme', 'billing']];
+const PACKAGES = [
+  ['wasi', 'http'],
+  ['wasi', 'keyvalue'],
+  ['wasi', 'blobstore'],
+  ['wasmcloud', 'messaging'],
+  ['wasi', 'logging'],
+  ['acme', 'billing'],
+];
 const INTERFACES = ['incoming-handler', 'outgoing-handler', 'store', 'atomics', 'handler', 'consumer', 'blobstore'];
-const IMAGES = ['ghcr.io/acme/app:1.0.0', 'localhost:5000/app:dev', 'oci://ghcr.io/acme/x:2', 'file:///tmp/app.wasm', 'wasmcloud+builtin://http-server'];
+const IMAGES = [
+  'ghcr.io/acme/app:1.0.0',
+  'localhost:5000/app:dev',
+  'oci://ghcr.io/acme/x:2',
+  'file:///tmp/app.wasm',
+  'wasmcloud+builtin://http-server',
+];
 
 const requirements = fc.dictionary(fc.constantFrom('region', 'zone', 'tier'), fc.constantFrom('east', 'west', 'moon'), { maxKeys: 2 });
-const spread = fc.record({ name: fc.constantFrom('east', 'West_1', 'the-moon', '_'), requirements, weight: fc.option(fc.nat(100), { nil: undefined }) });
+const spread = fc.record({
+  name: fc.constantFrom('east', 'West_1', 'the-moon', '_'),
+  requirements,
+  weight: fc.option(fc.nat(100), { nil: undefined }),
+});
 const scaler = fc.record({
   type: fc.constantFrom('spreadscaler', 'daemonscaler'),
-  properties: fc.record({ instances: fc.nat(50), spread: fc.option(fc.array(spread, { maxLength: 3 }), { nil: undefined }) }, { requiredKeys: ['instances'] }),
+  properties: fc.record(
+    { instances: fc.nat(50), spread: fc.option(fc.array(spread, { maxLength: 3 }), { nil: undefined }) },
+    { requiredKeys: ['instances'] },
+  ),
 });
-const config = fc.record({ name: fc.constantFrom('defaults', 'Shared_Config', 'x'), properties: fc.option(fc.dictionary(fc.constantFrom('a', 'b', 'subscriptions', 'address'), fc.string({ maxLength: 8 })), { nil: undefined }) });
+const config = fc.record({
+  name: fc.constantFrom('defaults', 'Shared_Config', 'x'),
+  properties: fc.option(fc.dictionary(fc.constantFrom('a', 'b', 'subscriptions', 'address'), fc.string({ maxLength: 8 })), {
+    nil: undefined,
+  }),
+});
 // Any package with any interfaces, and one in four a component's outbound HTTP (wasi:http
 // outgoing-handler), which the converter maps to allowedHosts: at random that pairing came up in
 // 1 conversion of 300.
-const anyImport = fc.record({ pkg: fc.constantFrom(...PACKAGES), interfaces: fc.uniqueArray(fc.constantFrom(...INTERFACES), { minLength: 1, maxLength: 2 }) });
+const anyImport = fc.record({
+  pkg: fc.constantFrom(...PACKAGES),
+  interfaces: fc.uniqueArray(fc.constantFrom(...INTERFACES), { minLength: 1, maxLength: 2 }),
+});
 const outboundHttp = fc.constant<{ pkg: string[]; interfaces: string[] }>({ pkg: ['wasi', 'http'], interfaces: ['outgoing-handler'] });
 const linkShape = fc.record({
   target: fc.nat(NAMES.length - 1),
@@ -45,18 +73,31 @@ type Shape = typeof componentShape extends fc.Arbitrary<infer T> ? T : never;
 export function specOf(shapes: Shape[], names: string[]): Record<string, unknown> {
   const components = shapes.map((shape, i) => {
     const seen = new Set<string>();
-    const links = shape.links.map(({ import: imported, ...rest }) => ({ ...rest, ...imported })).flatMap((l, t) => {
-      const keys = l.interfaces.map((iface) => `${l.name ?? 'default'} ${l.pkg.join(':')}/${iface}`);
-      if (keys.some((k) => seen.has(k))) return [];
-      keys.forEach((k) => seen.add(k));
-      const named = (c: typeof l.sourceConfig, end: string) => (c ? [{ ...c, name: `${c.name}-${i}-${t}-${end}` }] : undefined);
-      const target = { name: names[l.target % names.length]!, ...(l.targetConfig ? { config: named(l.targetConfig, 't') } : {}) };
-      const properties = { namespace: l.pkg[0], package: l.pkg[1], interfaces: l.interfaces, target, ...(l.name ? { name: l.name } : {}) };
-      return [{ type: 'link', properties: l.sourceConfig ? { ...properties, source: { config: named(l.sourceConfig, 's') } } : properties }];
-    });
+    const links = shape.links
+      .map(({ import: imported, ...rest }) => ({ ...rest, ...imported }))
+      .flatMap((l, t) => {
+        const keys = l.interfaces.map((iface) => `${l.name ?? 'default'} ${l.pkg.join(':')}/${iface}`);
+        if (keys.some((k) => seen.has(k))) return [];
+        keys.forEach((k) => seen.add(k));
+        const named = (c: typeof l.sourceConfig, end: string) => (c ? [{ ...c, name: `${c.name}-${i}-${t}-${end}` }] : undefined);
+        const target = { name: names[l.target % names.length]!, ...(l.targetConfig ? { config: named(l.targetConfig, 't') } : {}) };
+        const properties = {
+          namespace: l.pkg[0],
+          package: l.pkg[1],
+          interfaces: l.interfaces,
+          target,
+          ...(l.name ? { name: l.name } : {}),
+        };
+        return [
+          { type: 'link', properties: l.sourceConfig ? { ...properties, source: { config: named(l.sourceConfig, 's') } } : properties },
+        ];
+      });
     const traits = [...(shape.shared ? [] : shape.scalers), ...links, ...(shape.custom ? [{ type: 'custom-trait', properties: {} }] : [])];
     if (shape.shared) return { name: names[i], type: shape.type, properties: { application: { name: 'common', component: 'c' } }, traits };
-    const secrets = Array.from({ length: shape.secrets }, (_, s) => ({ name: `secret-${s}`, properties: { policy: 'vault', key: `path/${s}` } }));
+    const secrets = Array.from({ length: shape.secrets }, (_, s) => ({
+      name: `secret-${s}`,
+      properties: { policy: 'vault', key: `path/${s}` },
+    }));
     const properties = { image: shape.image, ...(shape.id ? { id: `${shape.id}-${i}` } : {}), config: shape.config, secrets };
     return { name: names[i], type: shape.type, properties, traits };
   });
@@ -67,7 +108,11 @@ export const applications = fc.record({
   name: fc.stringMatching(/^[-\w]{1,40}$/),
   names: fc.shuffledSubarray(NAMES, { minLength: 1, maxLength: NAMES.length }),
   shapes: fc.array(componentShape, { minLength: NAMES.length, maxLength: NAMES.length }),
-  extras: fc.record({ suspend: fc.boolean(), lattice: fc.constantFrom('prod', undefined), description: fc.constantFrom('an app', undefined) }),
+  extras: fc.record({
+    suspend: fc.boolean(),
+    lattice: fc.constantFrom('prod', undefined),
+    description: fc.constantFrom('an app', undefined),
+  }),
   options: fc.record({
     namespace: fc.constantFrom('apps', undefined),
     httpHost: fc.constantFrom('app.example.com', undefined),
@@ -79,6 +124,8 @@ export type GeneratedApplication = typeof applications extends fc.Arbitrary<infe
 
 /** The spec of a generated application, with its extras (suspend, lattice, description) when set. */
 export function specOfApplication({ names, shapes, extras }: GeneratedApplication): Record<string, unknown> {
-  return { ...specOf(shapes.slice(0, names.length), names), ...Object.fromEntries(Object.entries(extras).filter(([, v]) => v !== undefined)) };
+  return {
+    ...specOf(shapes.slice(0, names.length), names),
+    ...Object.fromEntries(Object.entries(extras).filter(([, v]) => v !== undefined)),
+  };
 }
-

@@ -28,7 +28,12 @@ export type Fault =
   /** wadm acts, its reply is dropped: the caller times out although the change was made. */
   | { kind: 'lost-reply' };
 
-export interface RelayedRequest { op: string; lattice: string; name?: string; contentType?: string }
+export interface RelayedRequest {
+  op: string;
+  lattice: string;
+  name?: string;
+  contentType?: string;
+}
 
 /** A request kept at the relay until released: wadm sees it only then. */
 export interface Held {
@@ -37,9 +42,16 @@ export interface Held {
   release(): void;
 }
 
-export interface AppState { versions: string[]; deployed: string | null }
+export interface AppState {
+  versions: string[];
+  deployed: string | null;
+}
 
-interface Rule { op: WadmOp; left: number; apply(msg: Msg): void | Promise<void> }
+interface Rule {
+  op: WadmOp;
+  left: number;
+  apply(msg: Msg): void | Promise<void>;
+}
 
 export class WadmRelay {
   private readonly log: RelayedRequest[] = [];
@@ -47,7 +59,11 @@ export class WadmRelay {
   private sub: Subscription | undefined;
   private wadm: WadmProcess | undefined;
 
-  constructor(private readonly nc: NatsConnection, private readonly natsUrl: string, private readonly wadmArgs: string[]) {}
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly natsUrl: string,
+    private readonly wadmArgs: string[],
+  ) {}
 
   /** Every request the relay received, faulted ones included, in order. */
   get requests(): readonly RelayedRequest[] {
@@ -81,7 +97,9 @@ export class WadmRelay {
   }
 
   async resume(): Promise<void> {
-    this.sub ??= this.nc.subscribe(`${PUBLIC_PREFIX}.>`, { callback: (_err, msg) => void this.relay(msg)?.catch((e: unknown) => console.error('wadm-relay:', msg.subject, e)) });
+    this.sub ??= this.nc.subscribe(`${PUBLIC_PREFIX}.>`, {
+      callback: (_err, msg) => void this.relay(msg)?.catch((e: unknown) => console.error('wadm-relay:', msg.subject, e)),
+    });
     await this.nc.flush();
   }
 
@@ -93,7 +111,7 @@ export class WadmRelay {
 
   /** What the real wadm holds for an application, asked past the relay (not logged, never faulted). */
   async model(lattice: string, name: string): Promise<AppState | undefined> {
-    const reply = await this.ask(lattice, `versions.${name}`) as { result: string; versions?: { version: string; deployed: boolean }[] };
+    const reply = (await this.ask(lattice, `versions.${name}`)) as { result: string; versions?: { version: string; deployed: boolean }[] };
     if (reply.result === 'notfound') return undefined;
     const versions = reply.versions ?? [];
     return { versions: versions.map((v) => v.version), deployed: versions.find((v) => v.deployed)?.version ?? null };
@@ -101,9 +119,11 @@ export class WadmRelay {
 
   /** Deletes every application of the lattice in the real wadm; returns their names. */
   async clear(lattice: string): Promise<string[]> {
-    const { models = [] } = await this.ask(lattice, 'get') as { models?: { name: string }[] };
+    const { models = [] } = (await this.ask(lattice, 'get')) as { models?: { name: string }[] };
     for (const { name } of models) await this.ask(lattice, `del.${name}`, '{}');
-    await until(async () => ((await this.ask(lattice, 'get')) as { models?: unknown[] }).models?.length === 0, { what: `wadm forgot lattice ${lattice}` });
+    await until(async () => ((await this.ask(lattice, 'get')) as { models?: unknown[] }).models?.length === 0, {
+      what: `wadm forgot lattice ${lattice}`,
+    });
     return models.map((m) => m.name);
   }
 
@@ -113,7 +133,11 @@ export class WadmRelay {
    */
   async forgetStatuses(lattice: string, names: string[]): Promise<void> {
     const jsm = await this.nc.jetstreamManager();
-    const last = (name: string) => jsm.streams.getMessage(STATUS_STREAM, { last_by_subj: `wadm.status.${lattice}.${name}` }).then((m) => m.json<{ status: { type: string } }>().status.type, () => undefined);
+    const last = (name: string) =>
+      jsm.streams.getMessage(STATUS_STREAM, { last_by_subj: `wadm.status.${lattice}.${name}` }).then(
+        (m) => m.json<{ status: { type: string } }>().status.type,
+        () => undefined,
+      );
     for (const name of names) await until(async () => (await last(name)) === 'undeployed', { what: `wadm's undeployed status of ${name}` });
     await jsm.streams.purge(STATUS_STREAM, { filter: `wadm.status.${lattice}.*` });
   }
@@ -135,7 +159,12 @@ export class WadmRelay {
   }
 
   /** Any request to the real wadm past the relay (not logged, never faulted), e.g. `put` to fill a lattice. */
-  async direct(lattice: string, operation: string, body = '', timeoutMs = ASK_TIMEOUT_MS): Promise<{ result: string; message?: string } & Record<string, unknown>> {
+  async direct(
+    lattice: string,
+    operation: string,
+    body = '',
+    timeoutMs = ASK_TIMEOUT_MS,
+  ): Promise<{ result: string; message?: string } & Record<string, unknown>> {
     const reply = await this.nc.request(`${REAL_PREFIX}.${lattice}.model.${operation}`, body, { timeout: timeoutMs });
     return reply.json();
   }
@@ -147,7 +176,12 @@ export class WadmRelay {
   private relay(msg: Msg): Promise<void> | void {
     const [lattice = '', , operation = '', name] = msg.subject.slice(PUBLIC_PREFIX.length + 1).split('.');
     const contentType = msg.headers?.get('Content-Type') || undefined;
-    this.log.push({ op: operation, lattice, ...(name === undefined ? {} : { name }), ...(contentType === undefined ? {} : { contentType }) });
+    this.log.push({
+      op: operation,
+      lattice,
+      ...(name === undefined ? {} : { name }),
+      ...(contentType === undefined ? {} : { contentType }),
+    });
     const rule = this.rules.find((r) => r.op === operation);
     if (rule === undefined) return this.forward(msg);
     if (--rule.left === 0) this.rules = this.rules.filter((r) => r !== rule);
@@ -156,7 +190,10 @@ export class WadmRelay {
 
   /** On to the real wadm, which answers the caller's reply subject itself. */
   private forward(msg: Msg): void {
-    this.nc.publish(realSubject(msg), msg.data, { ...(msg.reply ? { reply: msg.reply } : {}), ...(msg.headers ? { headers: msg.headers } : {}) });
+    this.nc.publish(realSubject(msg), msg.data, {
+      ...(msg.reply ? { reply: msg.reply } : {}),
+      ...(msg.headers ? { headers: msg.headers } : {}),
+    });
   }
 
   private async fault(msg: Msg, fault: Fault): Promise<void> {

@@ -13,8 +13,15 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_INTERVAL_MS = 20;
 
 /** Resolves with the first truthy result of `check`; a number as options is the timeout. */
-export async function until<T>(check: () => T | Promise<T>, options: number | WaitOptions = {}): Promise<Exclude<T, false | undefined | null | 0 | ''>> {
-  const { what = 'condition', timeoutMs = DEFAULT_TIMEOUT_MS, intervalMs = DEFAULT_INTERVAL_MS } = typeof options === 'number' ? { timeoutMs: options } : options;
+export async function until<T>(
+  check: () => T | Promise<T>,
+  options: number | WaitOptions = {},
+): Promise<Exclude<T, false | undefined | null | 0 | ''>> {
+  const {
+    what = 'condition',
+    timeoutMs = DEFAULT_TIMEOUT_MS,
+    intervalMs = DEFAULT_INTERVAL_MS,
+  } = typeof options === 'number' ? { timeoutMs: options } : options;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

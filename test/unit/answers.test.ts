@@ -22,7 +22,13 @@ function lattice() {
 /** Hooks that count answers served from memory, as the hook_answers_total metric does. */
 function hooksOver(l: Lattice, tenancy: Tenancy, now = testClock().now) {
   const reused = { hits: 0 };
-  const hooks = testHooks(l, { tenancy, budgetMs: 1000, now, cacheEntries: 100, onAnswer: (source) => void (source === 'memory' && reused.hits++) });
+  const hooks = testHooks(l, {
+    tenancy,
+    budgetMs: 1000,
+    now,
+    cacheEntries: 100,
+    onAnswer: (source) => void (source === 'memory' && reused.hits++),
+  });
   return { hooks, reused };
 }
 

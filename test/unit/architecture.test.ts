@@ -31,7 +31,17 @@ const folderOf = (path: string) => path.split('/')[0]!;
  * converter each use the core and never each other; the CLI uses those; the wiring composes the
  * service from all of them, and main.ts owns the process.
  */
-const FLOORS: Record<string, number> = { schema: 0, plumbing: 1, core: 1, lattice: 2, http: 2, convert: 2, cli: 3, wiring: 4, 'main.ts': 5 };
+const FLOORS: Record<string, number> = {
+  schema: 0,
+  plumbing: 1,
+  core: 1,
+  lattice: 2,
+  http: 2,
+  convert: 2,
+  cli: 3,
+  wiring: 4,
+  'main.ts': 5,
+};
 
 describe('the source layout', () => {
   it('holds only main.ts and folders at the top of src/', () => {
@@ -51,7 +61,11 @@ describe('the source layout', () => {
 
   it('has no import that runs back up: each folder imports only its own and those on lower floors', () => {
     const folders = readdirSync(SRC).filter((entry) => statSync(join(SRC, entry)).isDirectory());
-    assert.deepEqual(folders.filter((folder) => FLOORS[folder] === undefined), [], 'every folder has a floor');
+    assert.deepEqual(
+      folders.filter((folder) => FLOORS[folder] === undefined),
+      [],
+      'every folder has a floor',
+    );
     for (const file of files(SRC)) {
       const from = relative(SRC, file).includes('/') ? folderOf(relative(SRC, file)) : 'main.ts';
       for (const target of imports(file)) {
@@ -64,7 +78,11 @@ describe('the source layout', () => {
 
   it('keeps the plumbing free of the layers that use it', () => {
     for (const file of files(join(SRC, 'plumbing'))) {
-      for (const target of imports(file)) assert.ok(!['core', 'http', 'lattice', 'cli', 'convert', 'wiring'].includes(folderOf(target)), `${relative(SRC, file)} imports ${target}`);
+      for (const target of imports(file))
+        assert.ok(
+          !['core', 'http', 'lattice', 'cli', 'convert', 'wiring'].includes(folderOf(target)),
+          `${relative(SRC, file)} imports ${target}`,
+        );
     }
   });
 

@@ -25,7 +25,10 @@ describe('the bench memory limit', () => {
   it("puts a server below the bench's own memory cgroup, v1 or v2", () => {
     const v1 = '5:cpu,cpuacct:/\n4:memory:/process_api/abc\n0::/\n';
     assert.deepEqual(placementFrom(v1), { parent: '/sys/fs/cgroup/memory/process_api/abc', limitFile: 'memory.limit_in_bytes' });
-    assert.deepEqual(placementFrom('0::/user.slice/bench.scope\n'), { parent: '/sys/fs/cgroup/user.slice/bench.scope', limitFile: 'memory.max' });
+    assert.deepEqual(placementFrom('0::/user.slice/bench.scope\n'), {
+      parent: '/sys/fs/cgroup/user.slice/bench.scope',
+      limitFile: 'memory.max',
+    });
     assert.deepEqual(placementFrom('0::/\n'), { parent: '/sys/fs/cgroup', limitFile: 'memory.max' });
     assert.throws(() => placementFrom('1:name=systemd:/\n'), /no memory cgroup/);
   });

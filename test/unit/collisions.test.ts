@@ -50,7 +50,12 @@ class KeyValueWadm {
         const newest = stored.versions[stored.versions.length - 1]!;
         return {
           kind: 'model',
-          model: { versions: stored.versions, deployedVersion: null, known: { [newest]: { version: newest, owner: 'elsewhere/app', contentHash: null } }, storedName: stored.name },
+          model: {
+            versions: stored.versions,
+            deployedVersion: null,
+            known: { [newest]: { version: newest, owner: 'elsewhere/app', contentHash: null } },
+            storedName: stored.name,
+          },
         };
       }
       case 'read-key': {
@@ -80,7 +85,9 @@ const dashed = fc.array(segment, { minLength: 1, maxLength: 3 }).map((parts) => 
 const pair = fc.record({ lattice: dashed, name: dashed });
 
 async function syncIn(wadm: KeyValueWadm, lattice: string, name: string) {
-  const call = callOf(hookRequest(wasmApp().inLattice(lattice).named(name).inNamespace('tenant').unannotated().build()), ANY_LATTICE, { now: NOW });
+  const call = callOf(hookRequest(wasmApp().inLattice(lattice).named(name).inNamespace('tenant').unannotated().build()), ANY_LATTICE, {
+    now: NOW,
+  });
   return runSteps(decideSync, call, (action) => Promise.resolve(wadm.perform(lattice, name, action)));
 }
 
@@ -104,7 +111,11 @@ describe('name collisions in a model of wadm 0.21 keys', () => {
         assert.equal(wadm.writes.length, writesBefore);
         assert.deepEqual(facts.writes, []);
       } else {
-        assert.deepEqual(facts.writes.map((w) => w.kind), ['put', 'deploy'], JSON.stringify(run.response.status));
+        assert.deepEqual(
+          facts.writes.map((w) => w.kind),
+          ['put', 'deploy'],
+          JSON.stringify(run.response.status),
+        );
       }
     });
     await fc.assert(property, { seed: 1101, numRuns: 400 });
@@ -121,7 +132,9 @@ describe('name collisions in a model of wadm 0.21 keys', () => {
 
   it('refuses a name that would shadow a lattice the policy names literally, before asking anything else', async () => {
     const policy = fromPolicy({ rules: [{ namespaces: ['*'], lattices: ['ks', 'ks-web'] }] }, 'default');
-    const call = callOf(hookRequest(wasmApp().inLattice('ks').named('web').inNamespace('tenant').unannotated().build()), policy, { now: NOW });
+    const call = callOf(hookRequest(wasmApp().inLattice('ks').named('web').inNamespace('tenant').unannotated().build()), policy, {
+      now: NOW,
+    });
     const wadm = new KeyValueWadm();
     const run = await runSteps(decideSync, call, (action) => Promise.resolve(wadm.perform('ks', 'web', action)));
     assert.equal(reasonOf(run), 'NameCollision');
@@ -130,21 +143,40 @@ describe('name collisions in a model of wadm 0.21 keys', () => {
   });
 });
 
-describe('finalize of a resource whose key holds another lattice\'s model', () => {
+describe("finalize of a resource whose key holds another lattice's model", () => {
   // Lattice kq holds y-z (made outside Kubernetes, no owner); resource z in lattice kq-y shares its
   // key kq-y-z. Adopting would make any unowned model "ours": the stored name must be checked first.
   const adopting = () => {
-    return wasmApp().inLattice('kq-y').named('z').inNamespace('tenant').unannotated().annotated({ 'core.wasmcloud.com/adopt': 'true' }).build();
+    return wasmApp()
+      .inLattice('kq-y')
+      .named('z')
+      .inNamespace('tenant')
+      .unannotated()
+      .annotated({ 'core.wasmcloud.com/adopt': 'true' })
+      .build();
   };
-  const holdsYz = (): ActionResult => ({ kind: 'model', model: { versions: ['v1'], deployedVersion: 'v1', known: { v1: { version: 'v1', owner: null, contentHash: null } }, storedName: 'y-z' } });
+  const holdsYz = (): ActionResult => ({
+    kind: 'model',
+    model: { versions: ['v1'], deployedVersion: 'v1', known: { v1: { version: 'v1', owner: null, contentHash: null } }, storedName: 'y-z' },
+  });
 
   it('is refused at sync, and its finalize deletes nothing and names nothing of the other lattice', async () => {
     const sent: Action[] = [];
-    const perform = (action: Action) => (sent.push(action), Promise.resolve(action.kind === 'read-model' ? holdsYz() : ({ kind: 'done' } as ActionResult)));
+    const perform = (action: Action) => (
+      sent.push(action),
+      Promise.resolve(action.kind === 'read-model' ? holdsYz() : ({ kind: 'done' } as ActionResult))
+    );
     const sync = await runSteps(decideSync, callOf(hookRequest(adopting()), ANY_LATTICE, { now: NOW }), perform);
     assert.equal(reasonOf(sync), 'NameCollision');
-    const fin = await runSteps(decideFinalize, callOf(hookRequest(adopting(), { finalizing: true, status: sync.response.status }), ANY_LATTICE, { now: NOW }), perform);
-    assert.deepEqual(sent.map((a) => a.kind), ['read-model', 'read-model']);
+    const fin = await runSteps(
+      decideFinalize,
+      callOf(hookRequest(adopting(), { finalizing: true, status: sync.response.status }), ANY_LATTICE, { now: NOW }),
+      perform,
+    );
+    assert.deepEqual(
+      sent.map((a) => a.kind),
+      ['read-model', 'read-model'],
+    );
     assert.equal(fin.response.finalized, true);
     assert.equal(reasonOf(fin), 'NotOwned');
     assert.doesNotMatch(fin.response.status.message!, /"y-z"|lattice "kq"/);
@@ -152,7 +184,12 @@ describe('finalize of a resource whose key holds another lattice\'s model', () =
 });
 
 describe('a storage error of one lattice', () => {
-  const storageError = (isolated: boolean): ActionResult => ({ kind: 'unavailable', reason: 'StorageError', message: 'Internal storage error', isolated });
+  const storageError = (isolated: boolean): ActionResult => ({
+    kind: 'unavailable',
+    reason: 'StorageError',
+    message: 'Internal storage error',
+    isolated,
+  });
   const runWith = (results: Partial<Record<Action['kind'], ActionResult>>) => {
     const call = callOf(hookRequest(wasmApp().inLattice('se').build()), ANY_LATTICE, { now: NOW });
     const base = new KeyValueWadm();
@@ -164,7 +201,10 @@ describe('a storage error of one lattice', () => {
     assert.equal(reasonOf(run), 'NameCollision');
     assert.match(run.response.status.message!, /list of applications of lattice "se-hello-world"/);
     assert.equal(run.response.resyncAfterSeconds, undefined);
-    assert.deepEqual(run.actions.map((a) => a.kind), ['read-model']);
+    assert.deepEqual(
+      run.actions.map((a) => a.kind),
+      ['read-model'],
+    );
   });
 
   it('while no other lattice answers either: LatticeUnavailable', async () => {

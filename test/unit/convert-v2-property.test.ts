@@ -31,13 +31,26 @@ it('every conversion of a valid application validates against our v2 schemas, re
       assert.deepEqual(v2Problems(first.resources), []);
       assert.deepEqual(convertToV2(validation.app, options), first);
       assert.equal(JSON.stringify(validation.app), before, 'the input is not mutated');
-      names.forEach((_, i) => assert.ok(first.findings.some((f) => f.path.startsWith(`spec.components[${i}]`)), `component ${i} is reported`));
-      assert.equal(first.resources.length === 0, first.findings.some((f) => f.path === 'spec.components' && f.outcome === 'dropped'));
+      names.forEach((_, i) =>
+        assert.ok(
+          first.findings.some((f) => f.path.startsWith(`spec.components[${i}]`)),
+          `component ${i} is reported`,
+        ),
+      );
+      assert.equal(
+        first.resources.length === 0,
+        first.findings.some((f) => f.path === 'spec.components' && f.outcome === 'dropped'),
+      );
     }),
     { seed: SEED, numRuns: RUNS, includeErrorInReport: true },
   );
-  console.log(`[property] convert --to v2: ${details.numRuns} cases (${converted} converted, ${withAllowedHosts} with allowedHosts, ${details.numSkips} skipped as invalid), seed ${details.seed}`);
+  console.log(
+    `[property] convert --to v2: ${details.numRuns} cases (${converted} converted, ${withAllowedHosts} with allowedHosts, ${details.numSkips} skipped as invalid), seed ${details.seed}`,
+  );
   if (details.failed) throw new Error(fc.defaultReportMessage(details));
   assert.ok(converted >= RUNS / 2, `only ${converted} of ${RUNS} generated applications were valid: the generator needs work`);
-  assert.ok(withAllowedHosts >= RUNS / 50, `only ${withAllowedHosts} of ${converted} conversions had outbound HTTP with allowedHosts: the generator needs work`);
+  assert.ok(
+    withAllowedHosts >= RUNS / 50,
+    `only ${withAllowedHosts} of ${converted} conversions had outbound HTTP with allowedHosts: the generator needs work`,
+  );
 });

@@ -36,7 +36,8 @@ describe('the generated CRD', () => {
       for (const banned of ['const', '$ref', '$id', '$schema', 'anyOf', 'oneOf', 'patternProperties']) {
         assert.equal(node[banned], undefined, `${path} has ${banned}`);
       }
-      if (node['properties'] !== undefined) assert.equal(node['additionalProperties'], undefined, `${path} has properties and additionalProperties`);
+      if (node['properties'] !== undefined)
+        assert.equal(node['additionalProperties'], undefined, `${path} has properties and additionalProperties`);
     }
   });
 
@@ -62,7 +63,14 @@ describe('the generated CRD', () => {
   it('accepts every valid wadm fixture converted to a WasmCloudApplication', () => {
     const ajv = new Ajv({ strict: false });
     const check = ajv.compile(openApi);
-    for (const file of ['hello.yaml', 'complex.yaml', 'daemonscaler.yaml', 'secrets-policy.yaml', 'shared-http.yaml', 'shared-http-dev.yaml']) {
+    for (const file of [
+      'hello.yaml',
+      'complex.yaml',
+      'daemonscaler.yaml',
+      'secrets-policy.yaml',
+      'shared-http.yaml',
+      'shared-http-dev.yaml',
+    ]) {
       assert.ok(check(wasmApp(file).build()), `${file}: ${JSON.stringify(check.errors)}`);
     }
   });

@@ -8,7 +8,14 @@ import { LightHistogram } from '../../src/plumbing/histogram.js';
 const BOUNDS = [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10];
 // On bounds, between them, below the first and past the last; two label values.
 const OBSERVATIONS: [string, number][] = [
-  ['sync', 0.0001], ['sync', 0.0005], ['sync', 0.0007], ['finalize', 0.02], ['sync', 0.3], ['sync', 12], ['finalize', 10], ['sync', 0.001],
+  ['sync', 0.0001],
+  ['sync', 0.0005],
+  ['sync', 0.0007],
+  ['finalize', 0.02],
+  ['sync', 0.3],
+  ['sync', 12],
+  ['finalize', 10],
+  ['sync', 0.001],
 ];
 
 function both() {

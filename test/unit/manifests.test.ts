@@ -6,9 +6,17 @@ import yaml from 'js-yaml';
 import { GROUP, PLURAL, VERSION } from '../../src/schema/crd.js';
 import { HOOK_PATHS } from '../../src/http/server.js';
 
-interface Webhook { service: { name: string; port: number }; path: string; timeout: string }
+interface Webhook {
+  service: { name: string; port: number };
+  path: string;
+  timeout: string;
+}
 const controller = yaml.load(readFileSync(resolve(import.meta.dirname, '../../manifests/compositecontroller.yaml'), 'utf8')) as {
-  spec: { parentResource: { apiVersion: string; resource: string }; hooks: Record<string, { webhook: Webhook }>; resyncPeriodSeconds: number };
+  spec: {
+    parentResource: { apiVersion: string; resource: string };
+    hooks: Record<string, { webhook: Webhook }>;
+    resyncPeriodSeconds: number;
+  };
 };
 
 describe('the CompositeController', () => {
@@ -16,7 +24,7 @@ describe('the CompositeController', () => {
     assert.deepEqual(controller.spec.parentResource, { apiVersion: `${GROUP}/${VERSION}`, resource: PLURAL });
   });
 
-  it('calls the paths the server registers, within Metacontroller\'s 10 s', () => {
+  it("calls the paths the server registers, within Metacontroller's 10 s", () => {
     for (const [hook, path] of Object.entries(HOOK_PATHS)) {
       const webhook = controller.spec.hooks[hook]!.webhook;
       assert.equal(webhook.path, path);
@@ -25,7 +33,7 @@ describe('the CompositeController', () => {
     }
   });
 
-  it('turns on the sync hook\'s ETag cache with both cache settings (one alone crashes Metacontroller)', () => {
+  it("turns on the sync hook's ETag cache with both cache settings (one alone crashes Metacontroller)", () => {
     const etag = (controller.spec.hooks['sync']!.webhook as unknown as { etag: Record<string, unknown> }).etag;
     assert.equal(etag['enabled'], true);
     assert.ok(Number(etag['cacheTimeoutSeconds']) > 0 && Number(etag['cacheCleanupSeconds']) > 0);

@@ -30,7 +30,7 @@ function subject(startRss: number, quietChecks = 1, { fresh = false, collectAfte
 }
 
 describe('MemoryReclaimer', () => {
-  it('gives the start\'s own burst back at the first quiet period, however little the RSS grew, and only once', () => {
+  it("gives the start's own burst back at the first quiet period, however little the RSS grew, and only once", () => {
     const { state, reclaimer } = subject(93 * MiB, 1, { fresh: true });
     state.afterCollection = 83 * MiB;
     reclaimer.noteCall();

@@ -10,7 +10,13 @@ const RESOURCE = { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApp
 const NS = 'apps';
 const NAME = 'hello';
 
-interface HookRequest { controller: Record<string, any>; parent: K8sObject; children: unknown; related: unknown; finalizing: boolean }
+interface HookRequest {
+  controller: Record<string, any>;
+  parent: K8sObject;
+  children: unknown;
+  related: unknown;
+  finalizing: boolean;
+}
 /** Returns the reply body: an object is sent as JSON, a string as raw JSON text. */
 type Handler = (request: HookRequest, reply: FastifyReply, call: number) => unknown;
 
@@ -41,7 +47,12 @@ const deployed = () => ({ status: { phase: 'Deployed' }, children: [] });
 
 test('the hook status replaces the stored status with observedGeneration, and is written only when it changes', async (t) => {
   const ready = { type: 'Ready', status: 'True' };
-  const answers: unknown[] = [{ status: { phase: 'Deployed', at: { a: 1, b: 2 }, conditions: [ready] } }, { status: { conditions: [ready], at: { b: 2, a: 1 }, phase: 'Deployed' } }, { Status: {} }, 'null'];
+  const answers: unknown[] = [
+    { status: { phase: 'Deployed', at: { a: 1, b: 2 }, conditions: [ready] } },
+    { status: { conditions: [ready], at: { b: 2, a: 1 }, phase: 'Deployed' } },
+    { Status: {} },
+    'null',
+  ];
   const mc = emulator(await hookServer(t, { sync: (_req, _reply, call) => answers[call - 1] }));
   const passes = [];
   for (let i = 0; i < answers.length; i++) {
@@ -70,13 +81,24 @@ test('the request carries the shipped CompositeController, the parent, no childr
 });
 
 test('deletion calls finalize until it answers finalized: true, which lets the parent go', async (t) => {
-  const server = await hookServer(t, { sync: deployed, finalize: (_req, _reply, call) => ({ status: { phase: 'Deleting' }, finalized: call >= 2 }) });
+  const server = await hookServer(t, {
+    sync: deployed,
+    finalize: (_req, _reply, call) => ({ status: { phase: 'Deleting' }, finalized: call >= 2 }),
+  });
   const mc = emulator(server);
   await mc.reconcileUntilStable(NS, NAME);
   const gone = await mc.deleteAndFinalize(NS, NAME);
-  assert.deepEqual(gone.results.map((r) => [r.hook, r.finalized ?? false, r.removed]), [['finalize', false, false], ['finalize', true, true]]);
+  assert.deepEqual(
+    gone.results.map((r) => [r.hook, r.finalized ?? false, r.removed]),
+    [
+      ['finalize', false, false],
+      ['finalize', true, true],
+    ],
+  );
   assert.equal(mc.get(NS, NAME), undefined);
-  assert.ok(server.received.filter((r) => r.path === 'finalize').every((r) => r.body.finalizing && r.body.parent.metadata.deletionTimestamp));
+  assert.ok(
+    server.received.filter((r) => r.path === 'finalize').every((r) => r.body.finalizing && r.body.parent.metadata.deletionTimestamp),
+  );
   assert.equal((await mc.reconcile(NS, NAME)).hook, undefined, 'nothing is called for a parent that is gone');
 });
 
@@ -94,7 +116,14 @@ test('a non-200 answer, bad JSON or a refused connection leave the status alone 
   await mc.reconcile(NS, NAME);
   const stored = mc.get(NS, NAME)?.status;
   const failed = [await mc.reconcile(NS, NAME), await mc.reconcile(NS, NAME), await mc.reconcile(NS, NAME)];
-  assert.deepEqual(failed.map((r) => [r.httpStatus, r.backoffMs]), [[500, 5], [201, 10], [200, 20]]);
+  assert.deepEqual(
+    failed.map((r) => [r.httpStatus, r.backoffMs]),
+    [
+      [500, 5],
+      [201, 10],
+      [200, 20],
+    ],
+  );
   assert.equal(failed[0]!.error, 'sync hook failed: unsupported status code: 500 body: boom');
   assert.match(failed[2]!.error ?? '', /^sync hook failed: can't unmarshal webhookResponse/);
   assert.deepEqual(mc.get(NS, NAME)?.status, stored);
@@ -122,38 +151,68 @@ test('a 429 requeues after Retry-After seconds or an HTTP date, after 0 s otherw
   const mc = emulator(server, { now: () => Date.parse('2026-01-01T00:00:00Z') });
   const passes = [];
   for (let i = 0; i < values.length; i++) passes.push(await mc.reconcile(NS, NAME));
-  assert.deepEqual(passes.map((r) => [r.retryAfterSeconds, r.backoffMs]), [[7, undefined], [30, undefined], [0, undefined], [0, undefined]]);
+  assert.deepEqual(
+    passes.map((r) => [r.retryAfterSeconds, r.backoffMs]),
+    [
+      [7, undefined],
+      [30, undefined],
+      [0, undefined],
+      [0, undefined],
+    ],
+  );
   assert.equal(mc.get(NS, NAME)?.status, undefined);
 });
 
 test('resyncAfterSeconds schedules more passes, slept in real mode, until the hook stops asking', async (t) => {
-  const mc = emulator(await hookServer(t, {
-    sync: (_req, _reply, call) => (call <= 2 ? { status: { ready: false }, resyncAfterSeconds: 0.03 } : { status: { ready: true } }),
-  }));
+  const mc = emulator(
+    await hookServer(t, {
+      sync: (_req, _reply, call) => (call <= 2 ? { status: { ready: false }, resyncAfterSeconds: 0.03 } : { status: { ready: true } }),
+    }),
+  );
   const started = performance.now();
   const run = await mc.reconcileUntilStable(NS, NAME, { honourResync: 'real' });
-  assert.deepEqual(run.results.map((r) => [r.statusChanged, r.resyncAfterSeconds]), [[true, 0.03], [false, 0.03], [true, undefined], [false, undefined]]);
+  assert.deepEqual(
+    run.results.map((r) => [r.statusChanged, r.resyncAfterSeconds]),
+    [
+      [true, 0.03],
+      [false, 0.03],
+      [true, undefined],
+      [false, undefined],
+    ],
+  );
   assert.ok(performance.now() - started >= 25, 'the resync after the quiet pass was slept');
 });
 
 test('a status that changes on every call, even only in array order, is reported as a hot loop', async (t) => {
   const mc = emulator(await hookServer(t, { sync: (_req, _reply, call) => ({ status: { apps: call % 2 ? ['a', 'b'] : ['b', 'a'] } }) }));
-  await assert.rejects(mc.reconcileUntilStable(NS, NAME, { maxPasses: 6 }), /apps\/hello did not settle within 6 passes[\s\S]*last statuses:[\s\S]*"apps"/);
+  await assert.rejects(
+    mc.reconcileUntilStable(NS, NAME, { maxPasses: 6 }),
+    /apps\/hello did not settle within 6 passes[\s\S]*last statuses:[\s\S]*"apps"/,
+  );
 });
 
 test('with etag on, If-None-Match carries the cached ETag and a 304 applies the cached answer', async (t) => {
   const server = await hookServer(t, {
-    sync: (_req, reply) => (reply.request.headers['if-none-match'] === '"v1"' ? reply.code(304).send() : reply.header('etag', '"v1"').send(deployed())),
+    sync: (_req, reply) =>
+      reply.request.headers['if-none-match'] === '"v1"' ? reply.code(304).send() : reply.header('etag', '"v1"').send(deployed()),
   });
   const mc = emulator(server, { etag: true });
   const passes = [await mc.reconcile(NS, NAME), await mc.reconcile(NS, NAME)];
-  assert.deepEqual(passes.map((r) => [r.httpStatus, r.statusChanged]), [[200, true], [304, false]]);
+  assert.deepEqual(
+    passes.map((r) => [r.httpStatus, r.statusChanged]),
+    [
+      [200, true],
+      [304, false],
+    ],
+  );
   assert.equal(mc.etagHits, 1);
   assert.equal(server.received[1]!.headers['if-none-match'], '"v1"');
 });
 
 test('children or finalized: true from sync break the hook contract and fail the pass', async (t) => {
-  const children = emulator(await hookServer(t, { sync: () => ({ children: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }] }) }));
+  const children = emulator(
+    await hookServer(t, { sync: () => ({ children: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }] }) }),
+  );
   await assert.rejects(children.reconcile(NS, NAME), /returned children/);
   const finalized = emulator(await hookServer(t, { sync: () => ({ finalized: true }) }));
   await assert.rejects(finalized.reconcile(NS, NAME), /the sync hook returned finalized: true/);
@@ -164,5 +223,8 @@ test('waitFor keeps reconciling until a change outside the cluster shows in the 
   const mc = emulator(await hookServer(t, { sync: () => ({ status: { phase: ++calls >= 3 ? 'Deployed' : 'Pending' } }) }));
   const seen = await mc.waitFor(NS, NAME, (obj) => obj?.status?.['phase'] === 'Deployed', { intervalMs: 1 });
   assert.equal(seen.passes, 3);
-  await assert.rejects(mc.waitFor(NS, NAME, () => false, { timeoutMs: 20, intervalMs: 1 }), /not reached within 20 ms: apps\/hello after \d+ passes/);
+  await assert.rejects(
+    mc.waitFor(NS, NAME, () => false, { timeoutMs: 20, intervalMs: 1 }),
+    /not reached within 20 ms: apps\/hello after \d+ passes/,
+  );
 });

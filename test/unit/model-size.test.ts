@@ -23,7 +23,7 @@ function model(versions: [string, number, string | null][], deployed: string | n
 
 const newcomer = (bytes: number, revisionHistoryLimit = 10) => ({ version: 'new', bytes, owner: OWNER, revisionHistoryLimit });
 
-describe("what wadm stores of a model (budget.ts)", () => {
+describe('what wadm stores of a model (budget.ts)', () => {
   it('counts exactly the bytes of the value wadm writes: every version under its name, and the deployed one', () => {
     const manifests = { 'sha-1': { a: 'x'.repeat(100) }, v2: { b: ['é', 1, null] } };
     for (const deployed of [null, 'v2']) {
@@ -40,31 +40,111 @@ describe("what wadm stores of a model (budget.ts)", () => {
 
   it('fits, learns an unknown size first, or deletes the oldest version that is neither deployed nor the owner proof', () => {
     assert.deepEqual(roomForPut(null, newcomer(500_000), MIB), { fits: true });
-    assert.deepEqual(roomForPut(model([['v1', 1000, OWNER]], 'v1'), newcomer(1000), undefined), { fits: true }, 'max_payload unknown: not connected, no put anyway');
-    assert.deepEqual(roomForPut(model([['v1', 400_000, OWNER], ['v2', 400_000, OWNER]], 'v2'), newcomer(100_000), MIB), { fits: true });
-    const unknown = model([['v1', 400_000, OWNER], ['v2', 400_000, OWNER]], 'v2');
+    assert.deepEqual(
+      roomForPut(model([['v1', 1000, OWNER]], 'v1'), newcomer(1000), undefined),
+      { fits: true },
+      'max_payload unknown: not connected, no put anyway',
+    );
+    assert.deepEqual(
+      roomForPut(
+        model(
+          [
+            ['v1', 400_000, OWNER],
+            ['v2', 400_000, OWNER],
+          ],
+          'v2',
+        ),
+        newcomer(100_000),
+        MIB,
+      ),
+      { fits: true },
+    );
+    const unknown = model(
+      [
+        ['v1', 400_000, OWNER],
+        ['v2', 400_000, OWNER],
+      ],
+      'v2',
+    );
     delete (unknown.known as Record<string, unknown>)['v1'];
     assert.deepEqual(roomForPut(unknown, newcomer(100_000), MIB), { read: 'v1' });
-    assert.deepEqual(roomForPut({ ...unknown, sizes: { v1: 400_000 } }, newcomer(100_000), MIB), { fits: true }, 'a size this replica remembers will do');
-    assert.deepEqual(roomForPut(model([['v1', 400_000, OWNER], ['v2', 400_000, OWNER]], 'v1'), newcomer(300_000), MIB), { prune: 'v2' }, 'the deployed one stays');
+    assert.deepEqual(
+      roomForPut({ ...unknown, sizes: { v1: 400_000 } }, newcomer(100_000), MIB),
+      { fits: true },
+      'a size this replica remembers will do',
+    );
+    assert.deepEqual(
+      roomForPut(
+        model(
+          [
+            ['v1', 400_000, OWNER],
+            ['v2', 400_000, OWNER],
+          ],
+          'v1',
+        ),
+        newcomer(300_000),
+        MIB,
+      ),
+      { prune: 'v2' },
+      'the deployed one stays',
+    );
   });
 
   it('keeps our newest version when the deployed one is not ours, so that the model stays ours', () => {
-    const m = model([['v1', 300_000, OWNER], ['v2', 300_000, OWNER], ['w1', 300_000, 'other/app']], 'w1');
+    const m = model(
+      [
+        ['v1', 300_000, OWNER],
+        ['v2', 300_000, OWNER],
+        ['w1', 300_000, 'other/app'],
+      ],
+      'w1',
+    );
     assert.deepEqual(roomForPut(m, newcomer(300_000), MIB), { prune: 'v1' });
-    const tight = model([['v2', 300_000, OWNER], ['w1', 300_000, 'other/app']], 'w1');
+    const tight = model(
+      [
+        ['v2', 300_000, OWNER],
+        ['w1', 300_000, 'other/app'],
+      ],
+      'w1',
+    );
     assert.ok('tooLarge' in roomForPut(tight, newcomer(500_000), MIB));
   });
 
   it('says how large the least it could store is when even that does not fit', () => {
-    const room = roomForPut(model([['v1', 100, OWNER], ['v2', 600_000, OWNER]], 'v2'), newcomer(500_000), MIB);
+    const room = roomForPut(
+      model(
+        [
+          ['v1', 100, OWNER],
+          ['v2', 600_000, OWNER],
+        ],
+        'v2',
+      ),
+      newcomer(500_000),
+      MIB,
+    );
     assert.ok('tooLarge' in room);
     assert.equal(room.tooLarge.limit, modelBudget(MIB));
-    assert.equal(room.tooLarge.bytes, storedBytes([{ version: 'v2', bytes: 600_000 }, { version: 'new', bytes: 500_000 }], 'v2'));
+    assert.equal(
+      room.tooLarge.bytes,
+      storedBytes(
+        [
+          { version: 'v2', bytes: 600_000 },
+          { version: 'new', bytes: 500_000 },
+        ],
+        'v2',
+      ),
+    );
   });
 
   it('thins out a model past revisionHistoryLimit before reading sizes', () => {
-    const m = model([['v1', 10, OWNER], ['v2', 10, OWNER], ['v3', 10, OWNER]], 'v3');
+    const m = model(
+      [
+        ['v1', 10, OWNER],
+        ['v2', 10, OWNER],
+        ['v3', 10, OWNER],
+      ],
+      'v3',
+    );
     delete (m.known as Record<string, unknown>)['v1'];
     assert.deepEqual(roomForPut(m, newcomer(10, 2), MIB), { prune: 'v1' });
   });
@@ -82,7 +162,10 @@ describe('edits of a large manifest through the hook core', () => {
       status = run.response.status;
       assert.equal(run.response.status.deployedVersion, run.response.status.version, `edit ${edit}: ${run.response.status.message}`);
       const stored = lattice.model('hello-world')!;
-      const size = storedBytes([...stored.versions].map(([version, v]) => ({ version, bytes: v.bytes! })), stored.deployed);
+      const size = storedBytes(
+        [...stored.versions].map(([version, v]) => ({ version, bytes: v.bytes! })),
+        stored.deployed,
+      );
       assert.ok(size <= modelBudget(MIB), `edit ${edit}: ${size} bytes stored`);
       const kinds = run.actions.map((a) => a.kind);
       // Deletes come before the put: wadm would never answer a put past max_payload.
@@ -98,7 +181,10 @@ describe('edits of a large manifest through the hook core', () => {
     const ready = run.response.status.conditions!.find((c) => c.type === 'Ready')!;
     assert.equal(ready.reason, 'ModelTooLarge');
     assert.equal(run.response.status.conditions!.find((c) => c.type === 'Stalled')?.status, 'True');
-    assert.match(ready.message, /the deployed version sha-\w+ and version sha-\w+ would take \d+ bytes, more than the \d+ bytes that the NATS server's max_payload of 1048576 bytes leaves/);
+    assert.match(
+      ready.message,
+      /the deployed version sha-\w+ and version sha-\w+ would take \d+ bytes, more than the \d+ bytes that the NATS server's max_payload of 1048576 bytes leaves/,
+    );
     assert.ok(!run.actions.some((a) => a.kind === 'put' || a.kind === 'delete'), 'nothing written');
     assert.equal(run.response.status.deployedVersion, first.response.status.version);
     assert.equal(lattice.model('hello-world')!.versions.size, 1);

@@ -15,7 +15,9 @@ const NOW = Date.parse('2026-11-30T12:00:00Z');
 const ANY = fromPolicy({ rules: [{ namespaces: ['*'], lattices: ['*'] }] }, 'default');
 
 function app(lattice: string, overrides: Record<string, unknown> = {}): Resource {
-  return wasmApp().with({ lattice, ...overrides }).build();
+  return wasmApp()
+    .with({ lattice, ...overrides })
+    .build();
 }
 
 async function sync(lattices: MemoryLattices, parent: Resource, status: unknown, tenancy: Tenancy = ANY) {
@@ -27,7 +29,11 @@ async function finalize(lattices: MemoryLattices, parent: Resource, status: unkn
 }
 
 /** Synced in lattice `a`: the status Metacontroller would send back next. */
-async function deployedIn(lattices: MemoryLattices, lattice: string, overrides: Record<string, unknown> = {}): Promise<HookResponse['status']> {
+async function deployedIn(
+  lattices: MemoryLattices,
+  lattice: string,
+  overrides: Record<string, unknown> = {},
+): Promise<HookResponse['status']> {
   const run = await sync(lattices, app(lattice, overrides), undefined);
   assert.equal(run.response.status.deployedVersion, run.response.status.version);
   return run.response.status;
@@ -103,7 +109,11 @@ describe('moving an application to another lattice', () => {
     const status = await deployedIn(denied, 'a');
     const onlyB = fromPolicy({ rules: [{ namespaces: ['*'], lattices: ['b'] }] }, 'default');
     const moved = await sync(denied, app('b'), status, onlyB);
-    assert.deepEqual(where(denied).filter((w) => w.startsWith('a:')), ['a:read-model', 'a:put', 'a:deploy'], 'the first sync in a only, nothing at the move');
+    assert.deepEqual(
+      where(denied).filter((w) => w.startsWith('a:')),
+      ['a:read-model', 'a:put', 'a:deploy'],
+      'the first sync in a only, nothing at the move',
+    );
     assert.ok(denied.of('a').model('hello-world')!.deployed);
     assert.equal(moved.response.status.formerLattices, undefined, 'nothing can be done there: nothing is sent, nothing kept');
   });

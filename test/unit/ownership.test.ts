@@ -47,7 +47,10 @@ describe('a version put outside Kubernetes on our model', () => {
     assert.deepEqual(kinds(run.actions), ['read-model', 'read-version', 'deploy']);
     assert.equal(model.deployed, version);
     assert.deepEqual(run.facts.writes, [{ kind: 'deploy', version, replacing: { deployed: 'oob-1' } }]);
-    assert.equal(run.response.status.message, `wadm had version oob-1 deployed outside Kubernetes; redeployed version ${version}; waiting for wadm to report its status`);
+    assert.equal(
+      run.response.status.message,
+      `wadm had version oob-1 deployed outside Kubernetes; redeployed version ${version}; waiting for wadm to report its status`,
+    );
   });
 
   it('an undeploy outside Kubernetes is drift too, told apart from resuming after suspend', async () => {
@@ -75,7 +78,15 @@ describe('a version put outside Kubernetes on our model', () => {
 describe('a model that is not ours', () => {
   it('is refused after reading its versions, when none carries our owner', async () => {
     const lattice = new MemoryLattice();
-    lattice.seed('hello-world', [['a', { owner: null, contentHash: null }], ['b', { owner: 'default/other', contentHash: null }], ['c', { owner: null, contentHash: null }]], 'a');
+    lattice.seed(
+      'hello-world',
+      [
+        ['a', { owner: null, contentHash: null }],
+        ['b', { owner: 'default/other', contentHash: null }],
+        ['c', { owner: null, contentHash: null }],
+      ],
+      'a',
+    );
     const run = await sync(lattice);
     assert.deepEqual(kinds(run.actions), ['read-model', 'read-version', 'read-version']);
     assert.equal(run.response.status.conditions![0]!.reason, 'OwnershipConflict');
@@ -98,7 +109,12 @@ describe('a model that is not ours', () => {
 describe('remembered facts', () => {
   it('answer a settled sync, but a write first asks wadm again', async () => {
     const { lattice, version } = await deployedApp();
-    const remembered: ModelFacts = { versions: [version], deployedVersion: version, known: { [version]: { version, owner: OURS, contentHash: null } }, remembered: true };
+    const remembered: ModelFacts = {
+      versions: [version],
+      deployedVersion: version,
+      known: { [version]: { version, owner: OURS, contentHash: null } },
+      remembered: true,
+    };
     lattice.scripted.push({ kind: 'read-model', result: { kind: 'model', model: remembered } });
     const hello = wasmApp().build();
     const edit = await sync(lattice, { ...hello, spec: { ...hello.spec, description: 'edited' } });
@@ -113,7 +129,10 @@ describe('what is counted as done', () => {
     lattice.scripted.push({ kind: 'deploy', result: { kind: 'unavailable', reason: 'NoResponders', message: 'no wadm is listening' } });
     const run = await sync(lattice);
     assert.deepEqual(kinds(run.facts.writes), ['put']);
-    assert.deepEqual(run.facts.failed.map((f) => [f.write.kind, f.reason]), [['deploy', 'NoResponders: no wadm is listening']]);
+    assert.deepEqual(
+      run.facts.failed.map((f) => [f.write.kind, f.reason]),
+      [['deploy', 'NoResponders: no wadm is listening']],
+    );
     assert.equal(run.response.status.conditions![0]!.reason, 'LatticeUnavailable');
   });
 });
@@ -125,7 +144,13 @@ describe('a manifest larger than NATS allows', () => {
     assert.deepEqual(run.actions, []);
     const { status } = run.response;
     assert.equal(status.phase, 'Invalid');
-    assert.deepEqual(status.conditions!.map((c) => [c.type, c.status, c.reason]), [['Ready', 'False', 'ManifestTooLarge'], ['Stalled', 'True', 'ManifestTooLarge']]);
+    assert.deepEqual(
+      status.conditions!.map((c) => [c.type, c.status, c.reason]),
+      [
+        ['Ready', 'False', 'ManifestTooLarge'],
+        ['Stalled', 'True', 'ManifestTooLarge'],
+      ],
+    );
     assert.match(status.message!, /is \d+ bytes, more than the NATS server's max_payload of 500 bytes/);
     assert.equal(run.response.resyncAfterSeconds, undefined);
   });

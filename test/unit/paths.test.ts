@@ -11,7 +11,14 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const HISTORY = /^(CHANGELOG\.md|docs\/benchmarks-history\.md)$/;
 const NOT_TEXT = /\.(png|jpe?g|wasm|tgz|gz|lock)$|package-lock\.json$|^dist\//;
 /** Paths of other projects that look like ours (wadm's sources, Argo CD's, wasmCloud's and Metacontroller's trees) and files the bench writes. */
-const ELSEWHERE = [/^src\/server\//, /^manifests\/production/, /^docs\/operator-manual\//, /^examples\/rust\//, /^charts\/runtime-operator/, /^bench\/results\//];
+const ELSEWHERE = [
+  /^src\/server\//,
+  /^manifests\/production/,
+  /^docs\/operator-manual\//,
+  /^examples\/rust\//,
+  /^charts\/runtime-operator/,
+  /^bench\/results\//,
+];
 const SRC_FOLDERS = ['core', 'lattice', 'http', 'plumbing', 'wiring', 'schema', 'cli', 'convert'];
 
 function tracked(): string[] {
@@ -22,7 +29,9 @@ function tracked(): string[] {
 
 /** The paths a text names: `src/…`, `test/…` and the other top folders; in src/ and docs, `core/x.ts` and the like too. */
 function named(file: string, text: string): string[] {
-  const paths = [...text.matchAll(/(?<![\w./-])((?:src|scripts|bench|test|manifests|charts|examples|docs)\/[\w./-]*[\w/])/g)].map(([, path]) => path!);
+  const paths = [...text.matchAll(/(?<![\w./-])((?:src|scripts|bench|test|manifests|charts|examples|docs)\/[\w./-]*[\w/])/g)].map(
+    ([, path]) => path!,
+  );
   if (/^(src|docs)\/|^README\.md$/.test(file)) {
     const inSrc = new RegExp(`(?<![\\w./-])((?:${SRC_FOLDERS.join('|')})/[\\w.-]+\\.ts)\\b`, 'g');
     paths.push(...[...text.matchAll(inSrc)].map(([, path]) => `src/${path!}`));
@@ -47,7 +56,11 @@ describe('paths named in the repository', () => {
 
   it('would notice a path that does not exist', () => {
     // Joined here, so that this file names no missing path itself.
-    const [gone, moved, inSrc] = [['src', 'service', 'build.ts'], ['lattice', 'layer.ts'], ['src', 'x.ts']].map((parts) => parts.join('/'));
+    const [gone, moved, inSrc] = [
+      ['src', 'service', 'build.ts'],
+      ['lattice', 'layer.ts'],
+      ['src', 'x.ts'],
+    ].map((parts) => parts.join('/'));
     assert.deepEqual(named(inSrc!, `// see ${gone} and ${moved}`), [gone, `src/${moved}`]);
     assert.equal(exists(inSrc!, gone!), false);
   });

@@ -13,7 +13,14 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const SRC = join(ROOT, 'src') + sep;
 
 function programOf(rootNames: string[], files?: Record<string, string>): ts.Program {
-  const options: ts.CompilerOptions = { strict: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, noEmit: true, types: ['node'] };
+  const options: ts.CompilerOptions = {
+    strict: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    noEmit: true,
+    types: ['node'],
+  };
   const host = ts.createCompilerHost(options);
   if (files) {
     const read = host.readFile.bind(host);
@@ -21,7 +28,8 @@ function programOf(rootNames: string[], files?: Record<string, string>): ts.Prog
     host.readFile = (name) => files[name] ?? read(name);
     host.fileExists = (name) => name in files || exists(name);
     const getSource = host.getSourceFile.bind(host);
-    host.getSourceFile = (name, version) => (name in files ? ts.createSourceFile(name, files[name]!, version, true) : getSource(name, version));
+    host.getSourceFile = (name, version) =>
+      name in files ? ts.createSourceFile(name, files[name]!, version, true) : getSource(name, version);
   }
   return ts.createProgram(rootNames, options, host);
 }
@@ -32,8 +40,14 @@ describe('promises in src/', () => {
     const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, ROOT);
     const sources = parsed.fileNames.filter((f) => f.startsWith(SRC));
     assert.ok(sources.length > 50, `${sources.length} source files found`);
-    const findings = findFloatingPromises(ts.createProgram(sources, parsed.options), (f) => f.startsWith(SRC.split(sep).join('/')) || f.startsWith(SRC));
-    assert.deepEqual(findings.map((f) => `${f.file.slice(ROOT.length + 1)}:${f.line} ${f.rule}: ${f.text}`), []);
+    const findings = findFloatingPromises(
+      ts.createProgram(sources, parsed.options),
+      (f) => f.startsWith(SRC.split(sep).join('/')) || f.startsWith(SRC),
+    );
+    assert.deepEqual(
+      findings.map((f) => `${f.file.slice(ROOT.length + 1)}:${f.line} ${f.rule}: ${f.text}`),
+      [],
+    );
   });
 
   it('the checker finds a floating call, a voided one and an async listener, and accepts handled ones', () => {
@@ -53,6 +67,13 @@ describe('promises in src/', () => {
       '}',
     ].join('\n');
     const findings = findFloatingPromises(programOf([file], { [file]: sample }), (f) => f === file);
-    assert.deepEqual(findings.map((f) => [f.line, f.rule]), [[4, 'floating'], [5, 'floating'], [6, 'misused']]);
+    assert.deepEqual(
+      findings.map((f) => [f.line, f.rule]),
+      [
+        [4, 'floating'],
+        [5, 'floating'],
+        [6, 'misused'],
+      ],
+    );
   });
 });

@@ -38,7 +38,7 @@ describe('rendering a WasmCloudApplication into a wadm manifest', () => {
     assert.deepEqual(JSON.parse(rendered.body), rendered.manifest);
   });
 
-  it('puts spec.description into wadm\'s description annotation', () => {
+  it("puts spec.description into wadm's description annotation", () => {
     assert.equal(render(wasmApp().described('mine').build()).manifest.metadata.annotations['description'], 'mine');
   });
 

@@ -39,7 +39,14 @@ describe('the request logger', () => {
     log.child({ name: 'hello' }).error('third');
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(children(), 1);
-    assert.deepEqual(lines.map((l) => [l['msg'], l['reqId'], l['level']]), [['first', 'req-1', 30], ['second', 'req-1', 40], ['third', 'req-1', 50]]);
+    assert.deepEqual(
+      lines.map((l) => [l['msg'], l['reqId'], l['level']]),
+      [
+        ['first', 'req-1', 30],
+        ['second', 'req-1', 40],
+        ['third', 'req-1', 50],
+      ],
+    );
     assert.equal(lines[0]!['hook'], 'sync');
     assert.equal(lines[2]!['name'], 'hello');
   });

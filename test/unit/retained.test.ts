@@ -45,9 +45,15 @@ describe('what a replica keeps per application', () => {
       return { app, answer: consulted.record(run) };
     });
     assert.equal(answers.size, APPS);
-    assertOneHiddenClass(kept.map((k) => k.app), 'Applications');
+    assertOneHiddenClass(
+      kept.map((k) => k.app),
+      'Applications',
+    );
     // The settled answer, its key and its stamp are one object: what reuse hands back is what was kept.
-    assertOneHiddenClass(kept.map((k) => k.answer), 'settled answers');
+    assertOneHiddenClass(
+      kept.map((k) => k.answer),
+      'settled answers',
+    );
     requests.forEach((request, i) => assert.equal(answers.consult('sync', request)?.reused, kept[i]!.answer));
   });
 
@@ -56,17 +62,32 @@ describe('what a replica keeps per application', () => {
     const known = new Knowledge({ capacity: APPS * 2, modelTtlMs: 300_000, deployGraceMs: 10_000, livenessMs: 5_000, now: clock.now });
     known.answered('default');
     for (const name of names) {
-      const model: ModelFacts = { versions: ['v1'], deployedVersion: 'v1', known: { v1: { version: 'v1', owner: `tenant/${name}`, contentHash: null } } };
+      const model: ModelFacts = {
+        versions: ['v1'],
+        deployedVersion: 'v1',
+        known: { v1: { version: 'v1', owner: `tenant/${name}`, contentHash: null } },
+      };
       known.remember('default', name, model, known.checkpoint());
       known.deployed('default', name);
       // As JSON.parse makes it from wadm's status message: fresh objects and strings each time.
-      const status = JSON.parse(JSON.stringify({ status: { type: 'deployed' }, scalers: [{ kind: 'SpreadScaler', name: `${name}-http`, id: 'x'.repeat(64), status: { type: 'deployed' } }] })) as LatticeStatus;
+      const status = JSON.parse(
+        JSON.stringify({
+          status: { type: 'deployed' },
+          scalers: [{ kind: 'SpreadScaler', name: `${name}-http`, id: 'x'.repeat(64), status: { type: 'deployed' } }],
+        }),
+      ) as LatticeStatus;
       known.rememberStatus('default', name, status, true);
     }
     assert.equal(known.size, APPS);
-    assertOneHiddenClass(names.map((name) => known.stamp('default', name)!), 'Knowledge entries');
+    assertOneHiddenClass(
+      names.map((name) => known.stamp('default', name)!),
+      'Knowledge entries',
+    );
     const statuses = names.map((name) => known.status('default', name)!.status);
-    assertOneHiddenClass(statuses.map((s) => s.scalers![0]!), 'lean scalers');
+    assertOneHiddenClass(
+      statuses.map((s) => s.scalers![0]!),
+      'lean scalers',
+    );
     const infos = new Set(statuses.flatMap((s) => [s.status, s.scalers![0]!.status]));
     assert.equal(infos.size, 1, 'a status without message is one object for every application');
   });

@@ -27,8 +27,17 @@ const DEPLOYED: LatticeStatus = { status: { type: 'deployed' } };
 function stage() {
   const clock = testClock();
   const memory = new MemoryLattice();
-  const knowledge = new Knowledge({ capacity: CAPACITY, modelTtlMs: MODEL_TTL_MS, deployGraceMs: 10_000, livenessMs: LIVENESS_MS, now: clock.now });
-  const inputs = { policy: fromPolicy(parsePolicy('rules: [{namespaces: ["*"], lattices: ["*"]}]'), LATTICE), maxPayloadBytes: 1024 * 1024 };
+  const knowledge = new Knowledge({
+    capacity: CAPACITY,
+    modelTtlMs: MODEL_TTL_MS,
+    deployGraceMs: 10_000,
+    livenessMs: LIVENESS_MS,
+    now: clock.now,
+  });
+  const inputs = {
+    policy: fromPolicy(parsePolicy('rules: [{namespaces: ["*"], lattices: ["*"]}]'), LATTICE),
+    maxPayloadBytes: 1024 * 1024,
+  };
   const tenancy: Tenancy = { defaultLattice: LATTICE, allows: (n, l) => inputs.policy.allows(n, l), revision: () => inputs.policy };
   /** As lattice/gateway.ts uses Knowledge: remembered model and status first, every wadm answer noted. */
   const perform = async (lattice: string, name: string, action: Action): Promise<ActionResult> => {
@@ -83,7 +92,9 @@ type Stage = ReturnType<typeof stage>;
 const INPUTS: Record<string, { apply(s: Stage): void; hook?: HookName; undo?(s: Stage): void }> = {
   'the object changed (resourceVersion)': { apply: (s) => s.edit() },
   'another hook': { apply: () => undefined, hook: 'finalize' },
-  'the lattice policy reloaded': { apply: (s) => void (s.inputs.policy = fromPolicy(parsePolicy('rules: [{namespaces: ["*"], lattices: ["*"]}]'), LATTICE)) },
+  'the lattice policy reloaded': {
+    apply: (s) => void (s.inputs.policy = fromPolicy(parsePolicy('rules: [{namespaces: ["*"], lattices: ["*"]}]'), LATTICE)),
+  },
   'max_payload changed': { apply: (s) => void (s.inputs.maxPayloadBytes += 1024) },
   'a new NATS connection': { apply: (s) => s.knowledge.reset() },
   'wadm announced a deploy or undeploy': { apply: (s) => s.knowledge.forgetModel(LATTICE, NAME) },
@@ -94,9 +105,17 @@ const INPUTS: Record<string, { apply(s: Stage): void; hook?: HookName; undo?(s: 
   'subscriptions down': { apply: (s) => s.knowledge.watching(LATTICE, false), undo: (s) => s.knowledge.watching(LATTICE, true) },
   'wadm silent past the liveness window': { apply: (s) => s.clock.advance(LIVENESS_MS) },
   'the model TTL passed': { apply: (s) => s.clock.advance(MODEL_TTL_MS) },
-  'Knowledge full of other applications': { apply: (s) => Array.from({ length: CAPACITY }, (_, i) => s.knowledge.manage(LATTICE, `other-${i}`)) },
+  'Knowledge full of other applications': {
+    apply: (s) => Array.from({ length: CAPACITY }, (_, i) => s.knowledge.manage(LATTICE, `other-${i}`)),
+  },
   'answers full of other objects': {
-    apply: (s) => Array.from({ length: CAPACITY }, (_, i) => s.hooks.answers.application({ ...hookRequest(wasmApp().build()).parent, metadata: { ...hookRequest(wasmApp().build()).parent.metadata, uid: `other-${i}`, resourceVersion: '1' } })),
+    apply: (s) =>
+      Array.from({ length: CAPACITY }, (_, i) =>
+        s.hooks.answers.application({
+          ...hookRequest(wasmApp().build()).parent,
+          metadata: { ...hookRequest(wasmApp().build()).parent.metadata, uid: `other-${i}`, resourceVersion: '1' },
+        }),
+      ),
   },
 };
 

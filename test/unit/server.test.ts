@@ -20,7 +20,10 @@ describe('POST /sync', () => {
     const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().inNamespace('tenant-b').build()) });
     assert.doesNotMatch(res.body, /tenant-a/);
     const naming = lines.filter((l) => JSON.stringify(l).includes('tenant-a'));
-    assert.deepEqual(naming.map((l) => [l['level'], l['msg']]), [[20, 'owners of the versions read']]);
+    assert.deepEqual(
+      naming.map((l) => [l['level'], l['msg']]),
+      [[20, 'owners of the versions read']],
+    );
   });
 
   it('answers 200 with children: [] and a status for a valid resource', async (t) => {
@@ -36,7 +39,11 @@ describe('POST /sync', () => {
   it('answers a spec error with 200, Stalled=True and a message naming the field, and sends nothing to wadm', async (t) => {
     const lattice = new MemoryLattice();
     const { app } = build(t, { lattice });
-    const bad = wasmApp().with({ components: [{ name: 'c', type: 'component', properties: { image: 'i', config: [{ name: 'x', properties: { port: 8080 } }] } }] }).build();
+    const bad = wasmApp()
+      .with({
+        components: [{ name: 'c', type: 'component', properties: { image: 'i', config: [{ name: 'x', properties: { port: 8080 } }] } }],
+      })
+      .build();
     const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(bad) });
     assert.equal(res.statusCode, 200);
     const stalled = res.json().status.conditions.find((c: { type: string }) => c.type === 'Stalled');
@@ -55,7 +62,12 @@ describe('POST /sync', () => {
   it('answers a body that is not a hook request with 400 naming what is missing', async (t) => {
     const { app } = build(t);
     for (const payload of [{}, { parent: { metadata: { name: 'x' } } }, [], 'null']) {
-      const res = await app.inject({ method: 'POST', url: '/sync', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/sync',
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify(payload),
+      });
       assert.equal(res.statusCode, 400, JSON.stringify(payload));
       assert.equal(res.json().error, 'BadRequest');
     }
@@ -67,8 +79,16 @@ describe('POST /sync', () => {
     const { app } = build(t);
     const request = hookRequest(wasmApp().build());
     const big = 'x'.repeat(1024 * 1024);
-    (request.parent.metadata as Record<string, unknown>)['managedFields'] = Array.from({ length: 15 }, (_, i) => ({ manager: `m${i}`, fieldsV1: big }));
-    const res = await app.inject({ method: 'POST', url: '/sync', payload: JSON.stringify(request), headers: { 'content-type': 'application/json' } });
+    (request.parent.metadata as Record<string, unknown>)['managedFields'] = Array.from({ length: 15 }, (_, i) => ({
+      manager: `m${i}`,
+      fieldsV1: big,
+    }));
+    const res = await app.inject({
+      method: 'POST',
+      url: '/sync',
+      payload: JSON.stringify(request),
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(res.statusCode, 200);
   });
 
@@ -133,7 +153,10 @@ describe('a burst above capacity', () => {
     assert.equal(refused.statusCode, 429);
     assert.equal(refused.headers['retry-after'], '1');
     release();
-    assert.deepEqual((await Promise.all(first)).map((r) => r.statusCode), [200, 200]);
+    assert.deepEqual(
+      (await Promise.all(first)).map((r) => r.statusCode),
+      [200, 200],
+    );
     assert.equal((await send()).statusCode, 200, 'capacity comes back once calls finish');
   });
 });
@@ -148,7 +171,8 @@ describe('a caller that goes away', () => {
     socket.write(`POST /sync HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${head}\r\n${body}`);
     return socket;
   };
-  const probe = (app: ReturnType<typeof build>['app']) => app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().build()) });
+  const probe = (app: ReturnType<typeof build>['app']) =>
+    app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().build()) });
 
   it('frees its place when it disconnects halfway through its body', async (t) => {
     const { app } = build(t, { maxConcurrentHooks: 1 });
@@ -215,7 +239,9 @@ describe('a burst of large bodies', () => {
   const padded = (name: string, bytes: number) => {
     const request = hookRequest(wasmApp().named(name).build());
     const size = JSON.stringify(request).length;
-    (request.parent.metadata as { annotations?: Record<string, string> }).annotations = { padding: 'x'.repeat(Math.max(0, bytes - size - 30)) };
+    (request.parent.metadata as { annotations?: Record<string, string> }).annotations = {
+      padding: 'x'.repeat(Math.max(0, bytes - size - 30)),
+    };
     return JSON.stringify(request);
   };
 
@@ -226,7 +252,8 @@ describe('a burst of large bodies', () => {
     let waiting = 0;
     const slow: Lattice = { perform: async (l, n, a) => (waiting++, await gate, memory.perform(l, n, a)) };
     const { app, metrics } = build(t, { lattice: slow, hookBytesInFlight: 10_000 });
-    const send = (payload: string) => app.inject({ method: 'POST', url: '/sync', headers: { 'content-type': 'application/json' }, payload });
+    const send = (payload: string) =>
+      app.inject({ method: 'POST', url: '/sync', headers: { 'content-type': 'application/json' }, payload });
     const [large, other, small] = [padded('large', 6_000), padded('other', 6_000), padded('small', 3_000)];
     const first = send(large);
     await until(() => waiting === 1, { what: () => 'the first call waits for wadm' });
@@ -236,7 +263,10 @@ describe('a burst of large bodies', () => {
     assert.equal(refused.statusCode, 429);
     assert.equal(refused.headers['retry-after'], '1');
     assert.match(refused.json().message, /hook bodies in flight would exceed 10000 bytes \(HOOK_BYTES_IN_FLIGHT\)/);
-    assert.deepEqual((await Promise.all([first, fits])).map((r) => r.statusCode), [200, 200]);
+    assert.deepEqual(
+      (await Promise.all([first, fits])).map((r) => r.statusCode),
+      [200, 200],
+    );
     assert.equal((await send(other)).statusCode, 200, 'the bytes come back once calls finish');
     assert.match(await metrics.registry.metrics(), /hook_requests_total\{hook="sync",code="429"\} 1/);
   });
@@ -250,7 +280,12 @@ describe('a burst of large bodies', () => {
 
   it('lets one call in alone, however large, up to the body limit', async (t) => {
     const { app } = build(t, { hookBytesInFlight: 1_000 });
-    const res = await app.inject({ method: 'POST', url: '/sync', headers: { 'content-type': 'application/json' }, payload: padded('large', 6_000) });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/sync',
+      headers: { 'content-type': 'application/json' },
+      payload: padded('large', 6_000),
+    });
     assert.equal(res.statusCode, 200);
   });
 });
@@ -338,7 +373,12 @@ describe('rejected calls', () => {
     await app.inject({ method: 'POST', url: '/sync', headers: { ...json, authorization: 'Bearer s3cret-token' }, payload: '{}' });
     await app.inject({ method: 'POST', url: '/sync', headers: auth, payload: '{"secret-body":' });
     await app.inject({ method: 'POST', url: '/finalize', headers: auth, payload: JSON.stringify({ x: 'secret-body'.repeat(200) }) });
-    await app.inject({ method: 'POST', url: '/finalize', headers: { authorization: 'Bearer right', 'content-type': 'text/plain' }, payload: 'secret-body' });
+    await app.inject({
+      method: 'POST',
+      url: '/finalize',
+      headers: { authorization: 'Bearer right', 'content-type': 'text/plain' },
+      payload: 'secret-body',
+    });
     await app.inject({ method: 'GET', url: '/finalize', headers: auth });
     assert.equal(await count(metrics, 'sync', '401'), 1);
     assert.equal(await count(metrics, 'sync', '400'), 1);
@@ -346,13 +386,16 @@ describe('rejected calls', () => {
     assert.equal(await count(metrics, 'finalize', '415'), 1);
     assert.equal(await count(metrics, 'finalize', '405'), 1);
     const warnings = lines.filter((l) => l['msg'] === 'hook call rejected');
-    assert.deepEqual(warnings.map((l) => [l['level'], l['hook'], l['code'], l['error']]), [
-      [40, 'sync', 401, 'Unauthorized'],
-      [40, 'sync', 400, 'MalformedJSON'],
-      [40, 'finalize', 413, 'PayloadTooLarge'],
-      [40, 'finalize', 415, 'UnsupportedMediaType'],
-      [40, 'finalize', 405, 'MethodNotAllowed'],
-    ]);
+    assert.deepEqual(
+      warnings.map((l) => [l['level'], l['hook'], l['code'], l['error']]),
+      [
+        [40, 'sync', 401, 'Unauthorized'],
+        [40, 'sync', 400, 'MalformedJSON'],
+        [40, 'finalize', 413, 'PayloadTooLarge'],
+        [40, 'finalize', 415, 'UnsupportedMediaType'],
+        [40, 'finalize', 405, 'MethodNotAllowed'],
+      ],
+    );
     assert.doesNotMatch(JSON.stringify(lines), /s3cret-token|secret-body/);
   });
 
@@ -367,7 +410,11 @@ describe('rejected calls', () => {
     clock += 1;
     await malformed();
     const warnings = lines.filter((l) => l['msg'] === 'hook call rejected').map((l) => [l['code'], l['suppressed']]);
-    assert.deepEqual(warnings, [[400, undefined], [405, undefined], [400, 5]]);
+    assert.deepEqual(warnings, [
+      [400, undefined],
+      [405, undefined],
+      [400, 5],
+    ]);
     assert.equal(await count(metrics, 'sync', '400'), 7, 'every rejection is counted, logged or not');
   });
 });

@@ -46,14 +46,22 @@ describe('mapping wadm status to our status', () => {
       status: { type: 'failed' },
       scalers: [
         { id: '1', kind: 'SpreadScaler', name: 'b', status: { type: 'deployed' } },
-        { id: '2', kind: 'SpreadScaler', name: 'a', status: { type: 'failed', message: 'Could not satisfy spread default for img, 0/1 eligible hosts found.' } },
+        {
+          id: '2',
+          kind: 'SpreadScaler',
+          name: 'a',
+          status: { type: 'failed', message: 'Could not satisfy spread default for img, 0/1 eligible hosts found.' },
+        },
       ],
     });
     assert.match(answer.status.message!, /0\/1 eligible hosts/);
-    assert.deepEqual(answer.status.scalers!.map((s) => s.name), ['a', 'b']);
+    assert.deepEqual(
+      answer.status.scalers!.map((s) => s.name),
+      ['a', 'b'],
+    );
   });
 
-  it('sorts scalers so that wadm\'s order does not churn the status', () => {
+  it("sorts scalers so that wadm's order does not churn the status", () => {
     const scalers = [
       { id: '1', kind: 'SpreadScaler', name: 'z', status: { type: 'deployed' as const } },
       { id: '2', kind: 'LinkScaler', name: 'y', status: { type: 'deployed' as const } },
@@ -79,21 +87,44 @@ describe('mapping wadm status to our status', () => {
 
 describe('resync', () => {
   it('starts short and grows while progressing, and stops once settled', () => {
-    assert.deepEqual([0, 20_000, 120_000, 3_600_000].map((age) => resyncDelay('progressing', age)), [2, 5, 15, 60]);
-    assert.deepEqual([0, 20_000, 120_000, 3_600_000].map((age) => resyncDelay('unavailable', age)), [5, 10, 30, 60]);
+    assert.deepEqual(
+      [0, 20_000, 120_000, 3_600_000].map((age) => resyncDelay('progressing', age)),
+      [2, 5, 15, 60],
+    );
+    assert.deepEqual(
+      [0, 20_000, 120_000, 3_600_000].map((age) => resyncDelay('unavailable', age)),
+      [5, 10, 30, 60],
+    );
     assert.equal(resyncDelay('settled', 0), undefined);
   });
 
-  it('measures progress from the Ready condition\'s last transition', () => {
-    const previous = { conditions: [{ type: 'Ready', status: 'False', reason: 'Reconciling', message: '', lastTransitionTime: '2026-11-30T11:58:00Z', observedGeneration: 3 }] };
-    const answer = buildStatus({ ...context, previous }, fromWadm('v1', 'default', { status: { status: { type: 'reconciling' } }, predatesDeploy: false }));
+  it("measures progress from the Ready condition's last transition", () => {
+    const previous = {
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: 'Reconciling',
+          message: '',
+          lastTransitionTime: '2026-11-30T11:58:00Z',
+          observedGeneration: 3,
+        },
+      ],
+    };
+    const answer = buildStatus(
+      { ...context, previous },
+      fromWadm('v1', 'default', { status: { status: { type: 'reconciling' } }, predatesDeploy: false }),
+    );
     assert.equal(answer.status.conditions![0]!.lastTransitionTime, '2026-11-30T11:58:00Z');
     assert.equal(answer.resyncAfterSeconds, 15);
   });
 
   it('ignores a previous lastTransitionTime that is not a timestamp', () => {
     const previous = { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: 'yesterday' }] };
-    const answer = buildStatus({ ...context, previous }, fromWadm('v1', 'default', { status: { status: { type: 'reconciling' } }, predatesDeploy: false }));
+    const answer = buildStatus(
+      { ...context, previous },
+      fromWadm('v1', 'default', { status: { status: { type: 'reconciling' } }, predatesDeploy: false }),
+    );
     assert.equal(answer.status.conditions![0]!.lastTransitionTime, '2026-11-30T12:00:00Z');
   });
 });

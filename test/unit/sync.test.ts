@@ -11,7 +11,13 @@ import type { Action } from '../../src/core/facts.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 
-function sync(lattice: MemoryLattice, parent: Resource, options: Parameters<typeof hookRequest>[1] = {}, now = NOW, maxPayloadBytes?: number) {
+function sync(
+  lattice: MemoryLattice,
+  parent: Resource,
+  options: Parameters<typeof hookRequest>[1] = {},
+  now = NOW,
+  maxPayloadBytes?: number,
+) {
   return lattice.run(decideSync, callOf(hookRequest(parent, options), TENANCY, { now, maxPayloadBytes }));
 }
 
@@ -36,11 +42,14 @@ describe('sync of a new application', () => {
     assert.match(run.response.status.version!, /^sha-[0-9a-f]{16}$/);
   });
 
-  it("in a lattice named with a \"-\", first reads its index key through the one model name that maps to it", async () => {
+  it('in a lattice named with a "-", first reads its index key through the one model name that maps to it', async () => {
     const lattice = new MemoryLattice();
     const resource = wasmApp().build();
     const anyLattice = fromPolicy({ rules: [{ namespaces: ['*'], lattices: ['*'] }] }, 'default');
-    const run = await lattice.run(decideSync, callOf(hookRequest({ ...resource, spec: { ...resource.spec, lattice: 'team-a' } }), anyLattice, { now: NOW }));
+    const run = await lattice.run(
+      decideSync,
+      callOf(hookRequest({ ...resource, spec: { ...resource.spec, lattice: 'team-a' } }), anyLattice, { now: NOW }),
+    );
     assert.deepEqual(kinds(run.actions), ['read-model', 'read-key', 'put', 'deploy']);
     assert.deepEqual(run.actions[1], { kind: 'read-key', key: { lattice: 'team', name: 'a' } });
   });
@@ -67,7 +76,10 @@ describe('sync of a deployed application', () => {
   async function settled() {
     const lattice = new MemoryLattice();
     const first = await sync(lattice, wasmApp().build());
-    lattice.setStatus('hello-world', { status: { type: 'deployed' }, scalers: [{ kind: 'SpreadScaler', name: 'hello_world-http_component', status: { type: 'deployed' } }] });
+    lattice.setStatus('hello-world', {
+      status: { type: 'deployed' },
+      scalers: [{ kind: 'SpreadScaler', name: 'hello_world-http_component', status: { type: 'deployed' } }],
+    });
     return { lattice, first };
   }
 
@@ -78,7 +90,10 @@ describe('sync of a deployed application', () => {
     assert.deepEqual(kinds(run.actions), ['read-model', 'read-status']);
     assert.equal(run.response.status.phase, 'Deployed');
     assert.equal(run.response.status.deployedVersion, first.response.status.version);
-    assert.deepEqual(run.response.status.conditions!.map((c) => [c.type, c.status, c.reason]), [['Ready', 'True', 'Deployed']]);
+    assert.deepEqual(
+      run.response.status.conditions!.map((c) => [c.type, c.status, c.reason]),
+      [['Ready', 'True', 'Deployed']],
+    );
     assert.equal(run.response.resyncAfterSeconds, undefined);
     assert.deepEqual(run.response.status.scalers, [{ kind: 'SpreadScaler', name: 'hello_world-http_component', status: 'Deployed' }]);
   });
@@ -151,8 +166,20 @@ describe('revision history', () => {
 
 describe('versions', () => {
   it('gives the same version for the same spec whatever the key order', async () => {
-    const a = manifestOf(wasmApp.scratch().named('app').with({ components: [{ name: 'c', type: 'component', properties: { image: 'i' } }], description: 'd' }).build());
-    const b = manifestOf(wasmApp.scratch().named('app').with({ description: 'd', components: [{ properties: { image: 'i' }, type: 'component', name: 'c' }] }).build());
+    const a = manifestOf(
+      wasmApp
+        .scratch()
+        .named('app')
+        .with({ components: [{ name: 'c', type: 'component', properties: { image: 'i' } }], description: 'd' })
+        .build(),
+    );
+    const b = manifestOf(
+      wasmApp
+        .scratch()
+        .named('app')
+        .with({ description: 'd', components: [{ properties: { image: 'i' }, type: 'component', name: 'c' }] })
+        .build(),
+    );
     assert.equal(a.version, b.version);
   });
 
@@ -212,14 +239,20 @@ describe('wadm trouble', () => {
   it('reports Ready=Unknown with LatticeUnavailable and keeps the last known fields', async () => {
     const lattice = new MemoryLattice();
     lattice.down = true;
-    const previous = { deployedVersion: 'sha-0000000000000001', scalers: [{ kind: 'SpreadScaler', name: 'x', status: 'Deployed', extra: 'dropped' }] };
+    const previous = {
+      deployedVersion: 'sha-0000000000000001',
+      scalers: [{ kind: 'SpreadScaler', name: 'x', status: 'Deployed', extra: 'dropped' }],
+    };
     const run = await sync(lattice, wasmApp().build(), { status: previous });
     const { status } = run.response;
     assert.equal(status.phase, 'Unknown');
-    assert.deepEqual(status.conditions!.map((c) => [c.type, c.status, c.reason]), [
-      ['Ready', 'Unknown', 'LatticeUnavailable'],
-      ['Reconciling', 'True', 'LatticeUnavailable'],
-    ]);
+    assert.deepEqual(
+      status.conditions!.map((c) => [c.type, c.status, c.reason]),
+      [
+        ['Ready', 'Unknown', 'LatticeUnavailable'],
+        ['Reconciling', 'True', 'LatticeUnavailable'],
+      ],
+    );
     assert.equal(status.deployedVersion, 'sha-0000000000000001');
     assert.deepEqual(status.scalers, [{ kind: 'SpreadScaler', name: 'x', status: 'Deployed' }]);
     assert.equal(run.response.resyncAfterSeconds, 5);
@@ -227,20 +260,24 @@ describe('wadm trouble', () => {
 
   it('reports a subject NATS refuses as Stalled LatticeNotPermitted, naming it, at the stalled pace', async () => {
     const lattice = new MemoryLattice();
-    const refused = 'NATS refused this service\'s user to publish to "wadm.api.default.model.versions.hello-world" (permissions violation); grant it publish on "wadm.api.default.>" (see SECURITY.md)';
+    const refused =
+      'NATS refused this service\'s user to publish to "wadm.api.default.model.versions.hello-world" (permissions violation); grant it publish on "wadm.api.default.>" (see SECURITY.md)';
     lattice.scripted.push({ kind: 'read-model', result: { kind: 'unavailable', reason: 'NotPermitted', message: refused } });
     const run = await sync(lattice, wasmApp().build(), { status: { deployedVersion: 'sha-0000000000000001' } });
     const { status } = run.response;
-    assert.deepEqual(status.conditions!.map((c) => [c.type, c.status, c.reason]), [
-      ['Ready', 'False', 'LatticeNotPermitted'],
-      ['Stalled', 'True', 'LatticeNotPermitted'],
-    ]);
+    assert.deepEqual(
+      status.conditions!.map((c) => [c.type, c.status, c.reason]),
+      [
+        ['Ready', 'False', 'LatticeNotPermitted'],
+        ['Stalled', 'True', 'LatticeNotPermitted'],
+      ],
+    );
     assert.equal(status.message, `Cannot use lattice "default": ${refused}; will retry`);
     assert.equal(status.deployedVersion, 'sha-0000000000000001', 'what was last known, not more');
     assert.equal(run.response.resyncAfterSeconds, 60);
   });
 
-  it('reports a manifest wadm rejects as ManifestInvalid with wadm\'s message', async () => {
+  it("reports a manifest wadm rejects as ManifestInvalid with wadm's message", async () => {
     const lattice = new MemoryLattice();
     lattice.scripted.push({ kind: 'put', result: { kind: 'rejected', message: 'Unable to parse manifest: boom' } });
     const run = await sync(lattice, wasmApp().build());

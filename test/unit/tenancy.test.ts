@@ -45,7 +45,10 @@ describe('the lattice policy', () => {
 
   it('stalls a resource on a lattice its namespace may not use, with nothing sent to NATS', async () => {
     const lattice = new MemoryLattice();
-    const run = await lattice.run(decideSync, callOf(hookRequest(wasmApp().inNamespace('team-b').inLattice('shared').build()), policy, { now: NOW }));
+    const run = await lattice.run(
+      decideSync,
+      callOf(hookRequest(wasmApp().inNamespace('team-b').inLattice('shared').build()), policy, { now: NOW }),
+    );
     assert.deepEqual(run.actions, []);
     const stalled = run.response.status.conditions!.find((c) => c.type === 'Stalled')!;
     assert.equal(stalled.reason, 'LatticeNotAllowed');
@@ -54,7 +57,10 @@ describe('the lattice policy', () => {
 
   it('sends nothing to a forbidden lattice on finalize either, and lets the resource go', async () => {
     const lattice = new MemoryLattice();
-    const run = await lattice.run(decideFinalize, callOf(hookRequest(wasmApp().inNamespace('team-b').inLattice('shared').build(), { finalizing: true }), policy, { now: NOW }));
+    const run = await lattice.run(
+      decideFinalize,
+      callOf(hookRequest(wasmApp().inNamespace('team-b').inLattice('shared').build(), { finalizing: true }), policy, { now: NOW }),
+    );
     assert.deepEqual(run.actions, []);
     assert.equal(run.response.finalized, true);
   });

@@ -31,11 +31,15 @@ export const checkHookRequest = compile<HookRequest>(HookRequestSchema);
 
 /** A hook answer Metacontroller can use: a schema-valid status, no children, sane resync. */
 export function assertHookResponse(response: HookResponse, finalize: boolean): void {
-  assert.deepEqual(Object.keys(response).filter((k) => !['status', 'children', 'resyncAfterSeconds', 'finalized'].includes(k)), []);
+  assert.deepEqual(
+    Object.keys(response).filter((k) => !['status', 'children', 'resyncAfterSeconds', 'finalized'].includes(k)),
+    [],
+  );
   assert.deepEqual(response.children, []);
   assert.ok(checkStatus(response.status), `invalid status: ${checkStatus.problems(response.status, 'status').join('; ')}`);
   assert.equal(response.status.conditions?.[0]?.type, 'Ready');
-  if (response.resyncAfterSeconds !== undefined) assert.ok(Number.isInteger(response.resyncAfterSeconds) && response.resyncAfterSeconds > 0);
+  if (response.resyncAfterSeconds !== undefined)
+    assert.ok(Number.isInteger(response.resyncAfterSeconds) && response.resyncAfterSeconds > 0);
   if (finalize) assert.equal(typeof response.finalized, 'boolean');
   for (const c of response.status.conditions ?? []) assert.ok(c.message.length <= 1024);
 }
@@ -63,11 +67,20 @@ export function harness(t: Cleanups, tenancy: Tenancy, options: { bodyLimit?: nu
   const errors: string[] = [];
   const onLog = (line: LogLine) => {
     const err = line['err'] as { message?: string; stack?: string } | undefined;
-    if (line['msg'] === 'unhandled error' && errors.length < 5) errors.push(`${err?.message}\n${(err?.stack ?? '').split('\n').slice(0, 6).join('\n')}`);
+    if (line['msg'] === 'unhandled error' && errors.length < 5)
+      errors.push(`${err?.message}\n${(err?.stack ?? '').split('\n').slice(0, 6).join('\n')}`);
   };
   const holder: { current: Lattice } = { current: new MemoryLattice() };
   const lattice: Lattice = { perform: (l, n, a) => holder.current.perform(l, n, a) };
-  const { app } = build(t, { lattice, tenancy, cacheEntries: 10_000, logLevel: 'info', onLog, bodyLimit: options.bodyLimit ?? BODY_LIMIT, now: options.now });
+  const { app } = build(t, {
+    lattice,
+    tenancy,
+    cacheEntries: 10_000,
+    logLevel: 'info',
+    onLog,
+    bodyLimit: options.bodyLimit ?? BODY_LIMIT,
+    now: options.now,
+  });
   return { app, holder, errors };
 }
 

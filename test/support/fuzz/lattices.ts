@@ -38,9 +38,18 @@ export function assertSingleTokens(lattice: string, name: string, action: Action
   if (action.kind === 'read-key') {
     // A read of the own lattice's index key, through the one model name that maps to it: sent to
     // a lattice the namespace need not be allowed, but only ever a read of its own lattice's key.
-    assert.equal(`${action.key.lattice}-${action.key.name}`, lattice, 'a read-key reads the own lattice\'s index key only');
-    assertSingleTokens(action.key.lattice, action.key.name, { kind: 'read-version', version: 'v' }, { ...tenancy, allows: () => true }, namespace);
-    assert.ok(tenancy.allows(namespace, lattice), `namespace ${show(namespace)} read the index key of lattice ${show(lattice)}, which it may not use`);
+    assert.equal(`${action.key.lattice}-${action.key.name}`, lattice, "a read-key reads the own lattice's index key only");
+    assertSingleTokens(
+      action.key.lattice,
+      action.key.name,
+      { kind: 'read-version', version: 'v' },
+      { ...tenancy, allows: () => true },
+      namespace,
+    );
+    assert.ok(
+      tenancy.allows(namespace, lattice),
+      `namespace ${show(namespace)} read the index key of lattice ${show(lattice)}, which it may not use`,
+    );
     return;
   }
   assert.ok(TOKEN.test(lattice), `lattice ${show(lattice)} reached the Lattice`);
@@ -57,7 +66,10 @@ export function assertSingleTokens(lattice: string, name: string, action: Action
   assert.deepEqual(eventSubject(lattice).split('.'), ['wadm', 'evt', lattice, '>']);
   for (const subject of subjects) {
     const bytes = Buffer.byteLength(subject);
-    assert.ok(bytes <= MAX_SUBJECT_BYTES, `a ${bytes}-byte subject ${show(subject)} would make NATS close the connection (max_control_line 4096)`);
+    assert.ok(
+      bytes <= MAX_SUBJECT_BYTES,
+      `a ${bytes}-byte subject ${show(subject)} would make NATS close the connection (max_control_line 4096)`,
+    );
   }
   if (action.kind === 'put') {
     // wadm takes the model name of a put from the body: it must be the name we checked.
@@ -94,7 +106,11 @@ export class RecordingLattice implements Lattice {
 
   /** `except`: violations another property covers (so that one finding does not hide the others). */
   assertClean(except?: RegExp): void {
-    assert.deepEqual(this.violations.filter((v) => !except?.test(v)), [], 'calls that reached the Lattice');
+    assert.deepEqual(
+      this.violations.filter((v) => !except?.test(v)),
+      [],
+      'calls that reached the Lattice',
+    );
   }
 }
 
@@ -120,7 +136,10 @@ export class OwnershipGuard implements Lattice {
       this.writes++;
       const owners = ownersOf(this.memory, name);
       const ours = owners === undefined || owners.includes(this.owner) || (this.adopt && owners.every((o) => o === null));
-      if (!ours) this.violations.push(`${action.kind} on model "${name}" whose versions are owned by ${JSON.stringify(owners)}, by resource ${this.owner} (adopt: ${this.adopt})`);
+      if (!ours)
+        this.violations.push(
+          `${action.kind} on model "${name}" whose versions are owned by ${JSON.stringify(owners)}, by resource ${this.owner} (adopt: ${this.adopt})`,
+        );
       if (action.kind === 'put' && action.owner !== this.owner) this.violations.push(`put with owner ${action.owner} by ${this.owner}`);
     }
     return this.memory.perform(lattice, name, action);

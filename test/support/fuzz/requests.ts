@@ -6,14 +6,42 @@ import { ADOPT_ANNOTATION } from '../../../src/core/names.js';
 import type { HookRequest } from '../../../src/schema/hook.js';
 import { PHASES, SCALER_STATES } from '../../../src/schema/status.js';
 import { wasmApp, hookRequest, type Resource } from '../resources.js';
-import { clone, hostileKey, hostileString, jsonish, mutate, mutation, mutations, NAMES, NAMESPACES, nonEmptyHostile, objectText, rawJson, token, withMembers, type Mutation } from './values.js';
+import {
+  clone,
+  hostileKey,
+  hostileString,
+  jsonish,
+  mutate,
+  mutation,
+  mutations,
+  NAMES,
+  NAMESPACES,
+  nonEmptyHostile,
+  objectText,
+  rawJson,
+  token,
+  withMembers,
+  type Mutation,
+} from './values.js';
 
 // The hello fixture, read once.
 export const HELLO: Resource = wasmApp().build();
 
 export const timeText = fc.oneof(
-  fc.constantFrom('2026-11-30T11:00:00Z', '2026-11-30T12:00:00Z', '2026-02-30T00:00:00Z', '2026-11-30T24:00:00Z', '2026-11-30T12:00:00.123Z', '9999-12-31T23:59:59Z', '0000-01-01T00:00:00Z', 'yesterday', ''),
-  fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString().replace(/\.\d{3}Z$/, 'Z')),
+  fc.constantFrom(
+    '2026-11-30T11:00:00Z',
+    '2026-11-30T12:00:00Z',
+    '2026-02-30T00:00:00Z',
+    '2026-11-30T24:00:00Z',
+    '2026-11-30T12:00:00.123Z',
+    '9999-12-31T23:59:59Z',
+    '0000-01-01T00:00:00Z',
+    'yesterday',
+    '',
+  ),
+  fc
+    .date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true })
+    .map((d) => d.toISOString().replace(/\.\d{3}Z$/, 'Z')),
   jsonish,
 );
 export const conditionLike = fc.record(
@@ -74,8 +102,14 @@ export const resourceCase: fc.Arbitrary<ResourceCase> = fc.record({
   namespace: fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...NAMESPACES) }, { weight: 2, arbitrary: nonEmptyHostile }),
   generation: fc.nat(1000),
   adopt: fc.constantFrom(undefined, undefined, 'true', 'false', 'True', ''),
-  annotations: fc.oneof({ weight: 4, arbitrary: fc.constant<[string, string][]>([]) }, { weight: 1, arbitrary: fc.array(fc.tuple(hostileKey, hostileString), { maxLength: 3 }) }),
-  labels: fc.oneof({ weight: 4, arbitrary: fc.constant<[string, string][]>([]) }, { weight: 1, arbitrary: fc.array(fc.tuple(hostileKey, hostileString), { maxLength: 3 }) }),
+  annotations: fc.oneof(
+    { weight: 4, arbitrary: fc.constant<[string, string][]>([]) },
+    { weight: 1, arbitrary: fc.array(fc.tuple(hostileKey, hostileString), { maxLength: 3 }) },
+  ),
+  labels: fc.oneof(
+    { weight: 4, arbitrary: fc.constant<[string, string][]>([]) },
+    { weight: 1, arbitrary: fc.array(fc.tuple(hostileKey, hostileString), { maxLength: 3 }) },
+  ),
   overrides: fc.record(
     {
       lattice: fc.oneof({ weight: 3, arbitrary: fc.constantFrom('default', 'other', 'team-a') }, { weight: 2, arbitrary: hostileString }),
@@ -98,7 +132,10 @@ export const plausibleResource: fc.Arbitrary<ResourceCase> = fc.record({
   generation: fc.nat(5),
   adopt: fc.constantFrom(undefined, undefined, 'true', 'false'),
   annotations: fc.constant<[string, string][]>([]),
-  labels: fc.oneof({ weight: 4, arbitrary: fc.constant<[string, string][]>([]) }, { weight: 1, arbitrary: fc.constant<[string, string][]>([['team', 'blue']]) }),
+  labels: fc.oneof(
+    { weight: 4, arbitrary: fc.constant<[string, string][]>([]) },
+    { weight: 1, arbitrary: fc.constant<[string, string][]>([['team', 'blue']]) },
+  ),
   overrides: fc.record(
     {
       lattice: fc.constantFrom('default', 'default', 'other'),
@@ -110,7 +147,10 @@ export const plausibleResource: fc.Arbitrary<ResourceCase> = fc.record({
     },
     { requiredKeys: [] },
   ),
-  mutations: fc.oneof({ weight: 5, arbitrary: fc.constant<Mutation[]>([]) }, { weight: 1, arbitrary: fc.array(mutation, { maxLength: 1 }) }),
+  mutations: fc.oneof(
+    { weight: 5, arbitrary: fc.constant<Mutation[]>([]) },
+    { weight: 1, arbitrary: fc.array(mutation, { maxLength: 1 }) },
+  ),
   status: previousStatus,
 });
 /** A valid resource but for a hostile name, namespace or lattice: what invariant 2 is about. */
@@ -128,7 +168,11 @@ export const hostileIdentity: fc.Arbitrary<ResourceCase> = fc
     overrides: lattice === undefined ? base.overrides : { ...base.overrides, lattice },
   }));
 /** Valid-leaning and hostile resources mixed. */
-export const anyResource = fc.oneof({ weight: 3, arbitrary: plausibleResource }, { weight: 2, arbitrary: hostileIdentity }, { weight: 2, arbitrary: resourceCase });
+export const anyResource = fc.oneof(
+  { weight: 3, arbitrary: plausibleResource },
+  { weight: 2, arbitrary: hostileIdentity },
+  { weight: 2, arbitrary: resourceCase },
+);
 /** For properties about what happens in wadm: most cases must get that far. */
 export const mostlyValid = fc.oneof({ weight: 4, arbitrary: plausibleResource }, { weight: 1, arbitrary: anyResource });
 
@@ -161,7 +205,15 @@ export interface EnvelopeCase {
 }
 export const maybe = <T>(arbitrary: fc.Arbitrary<T>, weight = 4): fc.Arbitrary<T | undefined> =>
   fc.oneof({ weight: 1, arbitrary: fc.constant(undefined) }, { weight, arbitrary });
-export const stringMapText = fc.array(fc.tuple(hostileKey, hostileString.map((s) => JSON.stringify(s))), { maxLength: 4 }).map(objectText);
+export const stringMapText = fc
+  .array(
+    fc.tuple(
+      hostileKey,
+      hostileString.map((s) => JSON.stringify(s)),
+    ),
+    { maxLength: 4 },
+  )
+  .map(objectText);
 export const specText = fc.oneof(
   {
     weight: 4,
@@ -172,15 +224,43 @@ export const specText = fc.oneof(
   { weight: 1, arbitrary: rawJson },
 );
 export const envelopeCase: fc.Arbitrary<EnvelopeCase> = fc.record({
-  name: maybe(fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...NAMES).map((s) => JSON.stringify(s)) }, { weight: 3, arbitrary: hostileString.map((s) => JSON.stringify(s)) }, { weight: 1, arbitrary: rawJson }), 10),
-  namespace: maybe(fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...NAMESPACES).map((s) => JSON.stringify(s)) }, { weight: 3, arbitrary: hostileString.map((s) => JSON.stringify(s)) }, { weight: 1, arbitrary: rawJson }), 10),
-  generation: maybe(fc.oneof({ weight: 6, arbitrary: fc.nat().map(String) }, { weight: 1, arbitrary: fc.constantFrom('-1', '1.5', '1e300', '"1"', 'null', '1e400') }), 2),
+  name: maybe(
+    fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom(...NAMES).map((s) => JSON.stringify(s)) },
+      { weight: 3, arbitrary: hostileString.map((s) => JSON.stringify(s)) },
+      { weight: 1, arbitrary: rawJson },
+    ),
+    10,
+  ),
+  namespace: maybe(
+    fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom(...NAMESPACES).map((s) => JSON.stringify(s)) },
+      { weight: 3, arbitrary: hostileString.map((s) => JSON.stringify(s)) },
+      { weight: 1, arbitrary: rawJson },
+    ),
+    10,
+  ),
+  generation: maybe(
+    fc.oneof(
+      { weight: 6, arbitrary: fc.nat().map(String) },
+      { weight: 1, arbitrary: fc.constantFrom('-1', '1.5', '1e300', '"1"', 'null', '1e400') },
+    ),
+    2,
+  ),
   annotations: maybe(fc.oneof({ weight: 8, arbitrary: stringMapText }, { weight: 1, arbitrary: rawJson })),
   labels: maybe(fc.oneof({ weight: 8, arbitrary: stringMapText }, { weight: 1, arbitrary: rawJson }), 1),
   spec: maybe(specText, 8),
-  status: maybe(fc.oneof(previousStatus.map((s) => JSON.stringify(s) ?? 'null'), rawJson)),
+  status: maybe(
+    fc.oneof(
+      previousStatus.map((s) => JSON.stringify(s) ?? 'null'),
+      rawJson,
+    ),
+  ),
   finalizing: maybe(fc.oneof({ weight: 8, arbitrary: fc.boolean().map(String) }, { weight: 1, arbitrary: rawJson }), 2),
-  controller: maybe(fc.oneof({ weight: 4, arbitrary: fc.constant('{"kind":"CompositeController"}') }, { weight: 1, arbitrary: rawJson }), 1),
+  controller: maybe(
+    fc.oneof({ weight: 4, arbitrary: fc.constant('{"kind":"CompositeController"}') }, { weight: 1, arbitrary: rawJson }),
+    1,
+  ),
   children: maybe(rawJson, 1),
   extras: fc.array(
     fc.record({ level: fc.constantFrom('envelope', 'parent', 'metadata', 'spec', 'annotations'), key: hostileKey, value: rawJson }),
@@ -191,7 +271,8 @@ export const envelopeCase: fc.Arbitrary<EnvelopeCase> = fc.record({
 export function envelopeText(e: EnvelopeCase): string {
   const extras = (level: EnvelopeCase['extras'][number]['level']): [string, string][] =>
     e.extras.filter((x) => x.level === level).map((x) => [x.key, x.value]);
-  const members = (entries: [string, string | undefined][]): [string, string][] => entries.filter((m): m is [string, string] => m[1] !== undefined);
+  const members = (entries: [string, string | undefined][]): [string, string][] =>
+    entries.filter((m): m is [string, string] => m[1] !== undefined);
   const metadata = objectText(
     members([
       ['name', e.name],
@@ -211,7 +292,14 @@ export function envelopeText(e: EnvelopeCase): string {
     ]),
   );
   return withMembers(
-    objectText(members([['controller', e.controller], ['parent', withMembers(parent, extras('parent'))], ['children', e.children], ['finalizing', e.finalizing]])),
+    objectText(
+      members([
+        ['controller', e.controller],
+        ['parent', withMembers(parent, extras('parent'))],
+        ['children', e.children],
+        ['finalizing', e.finalizing],
+      ]),
+    ),
     extras('envelope'),
   );
 }
@@ -261,8 +349,13 @@ export const MARK_TEXT = JSON.stringify(MARK);
 
 /** The hello request with a marker at one place; the marker is replaced in its JSON text. */
 export function helloWithMark(place: string, finalizing: boolean): Record<string, unknown> {
-  const request = clone(hookRequest(HELLO, { finalizing })) as unknown as Record<string, unknown> & { parent: Record<string, unknown> & { metadata: Record<string, unknown> } };
-  const spec = request.parent['spec'] as { components: { properties: Record<string, unknown>; traits: { type: string; properties: Record<string, unknown> }[] }[]; [key: string]: unknown };
+  const request = clone(hookRequest(HELLO, { finalizing })) as unknown as Record<string, unknown> & {
+    parent: Record<string, unknown> & { metadata: Record<string, unknown> };
+  };
+  const spec = request.parent['spec'] as {
+    components: { properties: Record<string, unknown>; traits: { type: string; properties: Record<string, unknown> }[] }[];
+    [key: string]: unknown;
+  };
   const metadata = request.parent.metadata;
   switch (place) {
     case 'custom-trait-properties':
@@ -293,7 +386,10 @@ export function helloWithMark(place: string, finalizing: boolean): Record<string
       request.parent['status'] = { phase: MARK, deployedVersion: MARK };
       break;
     case 'status-conditions':
-      request.parent['status'] = { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-11-30T11:00:00Z', message: MARK }, MARK], scalers: MARK };
+      request.parent['status'] = {
+        conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-11-30T11:00:00Z', message: MARK }, MARK],
+        scalers: MARK,
+      };
       break;
     case 'children':
       request['children'] = { 'ConfigMap.v1': MARK };
@@ -308,7 +404,9 @@ export function helloWithMark(place: string, finalizing: boolean): Record<string
 }
 
 export function deepText(c: DeepCase): string {
-  return JSON.stringify(helloWithMark(c.place, c.hook === 'finalize')).split(MARK_TEXT).join(nested(c.depth, c.shape));
+  return JSON.stringify(helloWithMark(c.place, c.hook === 'finalize'))
+    .split(MARK_TEXT)
+    .join(nested(c.depth, c.shape));
 }
 
 export const HUGE_PLACES = [
@@ -345,7 +443,11 @@ export const hugeCase: fc.Arbitrary<HugeCase> = fc.record({
 export function hugeRequest(c: HugeCase): HookRequest {
   const big = c.char.repeat(Math.ceil(c.size / c.char.length));
   const request = clone(hookRequest(HELLO, { finalizing: c.hook === 'finalize' })) as unknown as {
-    parent: { metadata: Record<string, unknown>; spec: Record<string, unknown> & { components: { name: string; properties: Record<string, unknown> }[] }; status?: unknown };
+    parent: {
+      metadata: Record<string, unknown>;
+      spec: Record<string, unknown> & { components: { name: string; properties: Record<string, unknown> }[] };
+      status?: unknown;
+    };
   };
   const { metadata, spec } = request.parent;
   switch (c.place) {
@@ -392,7 +494,9 @@ export function hugeRequest(c: HugeCase): HookRequest {
       request.parent.status = { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: big }] };
       break;
     case 'condition-message':
-      request.parent.status = { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-11-30T11:00:00Z', message: big, reason: big }] };
+      request.parent.status = {
+        conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-11-30T11:00:00Z', message: big, reason: big }],
+      };
       break;
     case 'managed-fields':
       metadata['managedFields'] = [{ manager: 'kubectl', fieldsV1: big }];

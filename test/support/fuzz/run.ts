@@ -24,7 +24,12 @@ export const SILENT = createLogger('silent');
 
 export const totals: { title: string; cases: number; failed: boolean }[] = [];
 
-export async function property<T>(title: string, arbitrary: fc.Arbitrary<T>, numRuns: number, predicate: (value: T) => Promise<void>): Promise<void> {
+export async function property<T>(
+  title: string,
+  arbitrary: fc.Arbitrary<T>,
+  numRuns: number,
+  predicate: (value: T) => Promise<void>,
+): Promise<void> {
   const started = performance.now();
   const details = await fc.check(fc.asyncProperty(arbitrary, predicate), { seed: SEED, numRuns, includeErrorInReport: true });
   const ms = Math.round(performance.now() - started);

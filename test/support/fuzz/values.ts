@@ -7,11 +7,65 @@ import { ADOPT_ANNOTATION, OWNER_ANNOTATION } from '../../../src/core/names.js';
 export const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((code) => String.fromCharCode(code));
 export const token = fc.stringMatching(/^[-\w]{1,16}$/);
 export const HOSTILE = [
-  '*', '>', '*.>', 'a.b', 'a b', ' ', '', '.', '..', 'a*', 'a>', 'a.*', '>.a', 'wadm.api.default.model.put', '\t', '\n', 'a\nb', 'a\r\n',
-  '\u0000', 'a\u0000b', '\u202eevil\u202c', 'שלום', 'مرحبا', '😀', '👩‍👩‍👧', 'e\u0301', '\ufeff', '\uffff', '\u2028',
-  '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__',
-  'latest', 'true', 'True', 'default', 'hello-world', 'app', '-', '_', 'a/b', '../..', 'kubernetes.io/x', 'x.k8s.io/y',
-  OWNER_ANNOTATION, ADOPT_ANNOTATION, 'version', 'description', '{namespace}', '%2A', '\\', '"', "'", '${x}', 'x'.repeat(129),
+  '*',
+  '>',
+  '*.>',
+  'a.b',
+  'a b',
+  ' ',
+  '',
+  '.',
+  '..',
+  'a*',
+  'a>',
+  'a.*',
+  '>.a',
+  'wadm.api.default.model.put',
+  '\t',
+  '\n',
+  'a\nb',
+  'a\r\n',
+  '\u0000',
+  'a\u0000b',
+  '\u202eevil\u202c',
+  'שלום',
+  'مرحبا',
+  '😀',
+  '👩‍👩‍👧',
+  'e\u0301',
+  '\ufeff',
+  '\uffff',
+  '\u2028',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  '__defineGetter__',
+  'latest',
+  'true',
+  'True',
+  'default',
+  'hello-world',
+  'app',
+  '-',
+  '_',
+  'a/b',
+  '../..',
+  'kubernetes.io/x',
+  'x.k8s.io/y',
+  OWNER_ANNOTATION,
+  ADOPT_ANNOTATION,
+  'version',
+  'description',
+  '{namespace}',
+  '%2A',
+  '\\',
+  '"',
+  "'",
+  '${x}',
+  'x'.repeat(129),
 ];
 export const hostileString = fc.oneof(
   { weight: 5, arbitrary: fc.constantFrom(...HOSTILE) },
@@ -22,17 +76,31 @@ export const hostileString = fc.oneof(
   { weight: 2, arbitrary: fc.tuple(token, fc.constantFrom('*', '>', '.', ' ', '\u0000', '/', '\n'), token).map(([a, s, b]) => a + s + b) },
 );
 export const nonEmptyHostile = hostileString.filter((s) => s.length > 0);
-export const hostileKey = fc.oneof({ weight: 2, arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype') }, { weight: 3, arbitrary: hostileString });
+export const hostileKey = fc.oneof(
+  { weight: 2, arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype') },
+  { weight: 3, arbitrary: hostileString },
+);
 
 /** Any JSON value, including hostile strings and numbers at the edges. */
 export const jsonish: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 3, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
   { weight: 3, arbitrary: hostileString },
-  { weight: 2, arbitrary: fc.constantFrom<unknown>(null, true, false, 0, -1, 1.5, 1e300, 2 ** 53 + 2, -(2 ** 31), [], {}, [null], { '': '' }) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom<unknown>(null, true, false, 0, -1, 1.5, 1e300, 2 ** 53 + 2, -(2 ** 31), [], {}, [null], { '': '' }),
+  },
   {
     weight: 1,
     arbitrary: fc
-      .anything({ maxDepth: 2, withDate: true, withMap: true, withSet: true, withNullPrototype: true, withSparseArray: true, withBoxedValues: true })
+      .anything({
+        maxDepth: 2,
+        withDate: true,
+        withMap: true,
+        withSet: true,
+        withNullPrototype: true,
+        withSparseArray: true,
+        withBoxedValues: true,
+      })
       .map((value) => {
         const text = JSON.stringify(value);
         return text === undefined ? null : (JSON.parse(text) as unknown);
@@ -40,11 +108,28 @@ export const jsonish: fc.Arbitrary<unknown> = fc.oneof(
   },
 );
 
-export const JSON_LEAVES = ['null', 'true', 'false', '0', '-0', '1e400', '-1e400', '1e-400', '123456789012345678901234567890', '1E21', '0.1', '-1'];
+export const JSON_LEAVES = [
+  'null',
+  'true',
+  'false',
+  '0',
+  '-0',
+  '1e400',
+  '-1e400',
+  '1e-400',
+  '123456789012345678901234567890',
+  '1E21',
+  '0.1',
+  '-1',
+];
 /** JSON text, written out by hand so that `__proto__`, `constructor` and duplicate keys really appear in it. */
 export const { rawJson } = fc.letrec<{ rawJson: string; rawLeaf: string; rawArray: string; rawObject: string }>((tie) => ({
   rawJson: fc.oneof({ depthSize: 'small' }, tie('rawLeaf'), tie('rawArray'), tie('rawObject')),
-  rawLeaf: fc.oneof(fc.constantFrom(...JSON_LEAVES), hostileString.map((s) => JSON.stringify(s)), fc.double().map((d) => JSON.stringify(d))),
+  rawLeaf: fc.oneof(
+    fc.constantFrom(...JSON_LEAVES),
+    hostileString.map((s) => JSON.stringify(s)),
+    fc.double().map((d) => JSON.stringify(d)),
+  ),
   rawArray: fc.array(tie('rawJson'), { maxLength: 4 }).map((items) => `[${items.join(',')}]`),
   rawObject: fc.array(fc.tuple(hostileKey, tie('rawJson')), { maxLength: 4 }).map((members) => objectText(members)),
 }));
@@ -77,13 +162,17 @@ export const mutation: fc.Arbitrary<Mutation> = fc.record({
   key: hostileKey,
   value: jsonish,
 });
-export const mutations = fc.oneof({ weight: 3, arbitrary: fc.constant<Mutation[]>([]) }, { weight: 4, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 3 }) });
+export const mutations = fc.oneof(
+  { weight: 3, arbitrary: fc.constant<Mutation[]>([]) },
+  { weight: 4, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 3 }) },
+);
 
 export type Path = (string | number)[];
 export function pathsOf(value: unknown, prefix: Path = [], out: Path[] = []): Path[] {
   out.push(prefix);
   if (Array.isArray(value)) value.forEach((item, i) => pathsOf(item, [...prefix, i], out));
-  else if (value !== null && typeof value === 'object') for (const key of Object.keys(value)) pathsOf((value as Record<string, unknown>)[key], [...prefix, key], out);
+  else if (value !== null && typeof value === 'object')
+    for (const key of Object.keys(value)) pathsOf((value as Record<string, unknown>)[key], [...prefix, key], out);
   return out;
 }
 
@@ -98,7 +187,10 @@ export function mutate(root: unknown, m: Mutation): unknown {
   const paths = pathsOf(copy);
   const path = paths[m.at % paths.length]!;
   if (path.length === 0) return m.op === 'replace' ? clone(m.value) : copy;
-  const parent = path.slice(0, -1).reduce<unknown>((node, key) => (node as Record<string | number, unknown>)[key], copy) as Record<string | number, unknown>;
+  const parent = path.slice(0, -1).reduce<unknown>((node, key) => (node as Record<string | number, unknown>)[key], copy) as Record<
+    string | number,
+    unknown
+  >;
   const last = path[path.length - 1]!;
   const target = parent[last];
   switch (m.op) {

@@ -13,7 +13,18 @@ export const statusInfo = fc.record({ type: fc.constantFrom(...WADM_STATUS_TYPES
 export const wadmStatus: fc.Arbitrary<WadmStatus> = fc.record(
   {
     status: statusInfo,
-    scalers: fc.array(fc.record({ id: hostileString, kind: fc.oneof(fc.constantFrom('SpreadScaler', 'LinkScaler'), hostileString), name: hostileString, status: statusInfo }, { requiredKeys: ['status'] }), { maxLength: 4 }),
+    scalers: fc.array(
+      fc.record(
+        {
+          id: hostileString,
+          kind: fc.oneof(fc.constantFrom('SpreadScaler', 'LinkScaler'), hostileString),
+          name: hostileString,
+          status: statusInfo,
+        },
+        { requiredKeys: ['status'] },
+      ),
+      { maxLength: 4 },
+    ),
   },
   { requiredKeys: ['status'] },
 );
@@ -47,14 +58,26 @@ export const seedModels: fc.Arbitrary<SeedModel[]> = fc.array(
 export function seedLattice(memory: MemoryLattice, seeds: SeedModel[]): void {
   for (const s of seeds) {
     const deployed = s.deployed === null ? null : s.versions[s.deployed % s.versions.length]!.version;
-    memory.seed(s.name, s.versions.map((v) => [v.version, { owner: v.owner, contentHash: v.contentHash }]), deployed);
+    memory.seed(
+      s.name,
+      s.versions.map((v) => [v.version, { owner: v.owner, contentHash: v.contentHash }]),
+      deployed,
+    );
     if (s.status) memory.setStatus(s.name, s.status, s.predatesDeploy);
   }
 }
 
 /** How the resource's own desired version is already present in wadm (needs the rendered version). */
 export type DesiredSeed = 'absent' | 'ours' | 'ours-deployed' | 'ours-other-content' | 'foreign' | 'unowned';
-export const desiredSeed = fc.constantFrom<DesiredSeed>('absent', 'absent', 'ours', 'ours-deployed', 'ours-other-content', 'foreign', 'unowned');
+export const desiredSeed = fc.constantFrom<DesiredSeed>(
+  'absent',
+  'absent',
+  'ours',
+  'ours-deployed',
+  'ours-other-content',
+  'foreign',
+  'unowned',
+);
 
 export function seedDesired(memory: MemoryLattice, request: HookRequest, how: DesiredSeed): void {
   if (how === 'absent') return;
@@ -84,6 +107,10 @@ export const chaos: fc.Arbitrary<Chaos> = fc.oneof(
   fc.record({ kind: fc.constantFrom<ChaosKind>('read-model', 'read-version', 'read-status'), result: unavailableResult }),
   fc.record({
     kind: fc.constantFrom<ChaosKind>('put', 'deploy', 'undeploy', 'delete'),
-    result: fc.oneof(unavailableResult, fc.record({ kind: fc.constant('rejected' as const), message: hostileString }), fc.constant({ kind: 'stale' as const })),
+    result: fc.oneof(
+      unavailableResult,
+      fc.record({ kind: fc.constant('rejected' as const), message: hostileString }),
+      fc.constant({ kind: 'stale' as const }),
+    ),
   }),
 );

@@ -61,8 +61,13 @@ export class EventPacer {
 /** One event on the lattice's subject, as a host publishes it. */
 export function publishEvent(nc: NatsConnection, lattice: string, { type, source, data }: PublishedEvent): void {
   const envelope = {
-    specversion: '1.0', id: randomUUID(), type: `com.wasmcloud.lattice.${type}`, source,
-    datacontenttype: 'application/json', time: new Date().toISOString(), data,
+    specversion: '1.0',
+    id: randomUUID(),
+    type: `com.wasmcloud.lattice.${type}`,
+    source,
+    datacontenttype: 'application/json',
+    time: new Date().toISOString(),
+    data,
   };
   nc.publish(`wasmbus.evt.${lattice}.${type}`, json.encode(envelope));
 }

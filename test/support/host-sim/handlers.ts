@@ -63,7 +63,11 @@ type Body = Record<string, unknown> | undefined;
 type Handler = (ctx: Context, body: Body, tail: string) => Outcome;
 
 const json = JSONCodec();
-const ok = (message = '', response?: unknown): Outcome['reply'] => ({ success: true, message, ...(response === undefined ? {} : { response }) });
+const ok = (message = '', response?: unknown): Outcome['reply'] => ({
+  success: true,
+  message,
+  ...(response === undefined ? {} : { response }),
+});
 const failure = (message: string): Outcome['reply'] => ({ success: false, message });
 
 /** Answers one request on `wasmbus.ctl.v1.{lattice}.{operation}`; a bad body or a throw becomes `success: false`. */
@@ -108,7 +112,13 @@ const HANDLERS: Readonly<Record<string, Handler>> = {
     const after = () => {
       if (count === 0) ctx.host.components.delete(id);
       else ctx.host.components.set(id, { imageRef, annotations: running?.annotations ?? annotations, maxInstances: count });
-      ctx.emit('component_scaled', { annotations: running?.annotations ?? annotations, host_id: ctx.host.id, image_ref: imageRef, max_instances: count, component_id: id });
+      ctx.emit('component_scaled', {
+        annotations: running?.annotations ?? annotations,
+        host_id: ctx.host.id,
+        image_ref: imageRef,
+        max_instances: count,
+        component_id: id,
+      });
     };
     return { reply: ok(), after };
   },
@@ -129,33 +139,50 @@ const HANDLERS: Readonly<Record<string, Handler>> = {
     if (!running) return { reply: failure('provider with that ID is not running') };
     const after = () => {
       ctx.host.providers.delete(id);
-      ctx.emit('provider_stopped', { host_id: ctx.host.id, provider_id: id, annotations: running.annotations, reason: 'stop', instance_id: id, public_key: id, link_name: 'default' });
+      ctx.emit('provider_stopped', {
+        host_id: ctx.host.id,
+        provider_id: id,
+        annotations: running.annotations,
+        reason: 'stop',
+        instance_id: id,
+        public_key: id,
+        link_name: 'default',
+      });
     };
     return { reply: ok('successfully stopped provider'), after };
   },
   // Stored before the reply: wadm's next `link.get` must already see it (`handle_link_put`).
   'link.put': (ctx, body) => {
     const link: Link = {
-      source_id: text(body, 'source_id'), target: text(body, 'target'), name: text(body, 'name', 'default'),
-      wit_namespace: text(body, 'wit_namespace'), wit_package: text(body, 'wit_package'),
-      interfaces: [...(body?.['interfaces'] as string[] ?? [])],
-      source_config: [...(body?.['source_config'] as string[] ?? [])],
-      target_config: [...(body?.['target_config'] as string[] ?? [])],
+      source_id: text(body, 'source_id'),
+      target: text(body, 'target'),
+      name: text(body, 'name', 'default'),
+      wit_namespace: text(body, 'wit_namespace'),
+      wit_package: text(body, 'wit_package'),
+      interfaces: [...((body?.['interfaces'] as string[]) ?? [])],
+      source_config: [...((body?.['source_config'] as string[]) ?? [])],
+      target_config: [...((body?.['target_config'] as string[]) ?? [])],
     };
     const missing = [...link.source_config, ...link.target_config].find((name) => !ctx.data.config.has(name));
     const existing = ctx.data.links.get(linkKey(link));
-    const error = missing !== undefined
-      ? `failed to validate link config: configuration ${missing} does not exist`
-      : existing && existing.target !== link.target && existing.interfaces.some((i) => link.interfaces.includes(i))
-        ? 'link already exists with different target, consider deleting the existing link or using a different link name'
-        : undefined;
+    const error =
+      missing !== undefined
+        ? `failed to validate link config: configuration ${missing} does not exist`
+        : existing && existing.target !== link.target && existing.interfaces.some((i) => link.interfaces.includes(i))
+          ? 'link already exists with different target, consider deleting the existing link or using a different link name'
+          : undefined;
     if (error !== undefined) return { reply: failure(error), after: () => ctx.emit('linkdef_set_failed', { ...link, error }) };
     ctx.data.links.set(linkKey(link), link);
     return { reply: ok('successfully set link'), after: () => ctx.emit('linkdef_set', { ...link }) };
   },
   // Deleting an absent link still succeeds and still announces the deletion.
   'link.del': (ctx, body) => {
-    const id = { source_id: text(body, 'source_id'), name: text(body, 'name', 'default'), wit_namespace: text(body, 'wit_namespace'), wit_package: text(body, 'wit_package') };
+    const id = {
+      source_id: text(body, 'source_id'),
+      name: text(body, 'name', 'default'),
+      wit_namespace: text(body, 'wit_namespace'),
+      wit_package: text(body, 'wit_package'),
+    };
     const removed = ctx.data.links.get(linkKey(id));
     ctx.data.links.delete(linkKey(id));
     const data = removed ? { ...id, target: removed.target, interfaces: removed.interfaces } : id;

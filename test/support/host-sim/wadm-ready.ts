@@ -35,10 +35,13 @@ export async function untilWadmWatches(nc: NatsConnection, lattice: string, time
   const jsm = await nc.jetstreamManager();
   const wait = { timeoutMs, intervalMs: POLL_MS };
   await until(() => sourcesActive(jsm), { ...wait, what: 'wadm: its event stream sources are active' });
-  await until(() => {
-    announceToObserverOnly(nc, lattice);
-    return consumersPulling(jsm, lattice);
-  }, { ...wait, what: `wadm watches lattice ${lattice}` });
+  await until(
+    () => {
+      announceToObserverOnly(nc, lattice);
+      return consumersPulling(jsm, lattice);
+    },
+    { ...wait, what: `wadm watches lattice ${lattice}` },
+  );
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 }
 
@@ -50,9 +53,21 @@ export async function untilWadmWatches(nc: NatsConnection, lattice: string, time
 export async function untilWadmTookEvents(nc: NatsConnection, lattice: string, timeoutMs = WADM_STALL_TOLERANT_MS): Promise<void> {
   // No API check: right after a NATS restart the connection may still be reconnecting; the polls retry.
   const jsm = await nc.jetstreamManager({ checkAPI: false });
-  const sourced = () => jsm.streams.info(EVENT_STREAM).then((info) => (info.sources ?? []).every((s) => s.lag === 0), () => false);
-  const consumed = () => jsm.consumers.info(EVENT_STREAM, `${EVENT_STREAM}-${lattice}`).then((c) => c.num_pending === 0 && c.num_ack_pending === 0, () => false);
-  await until(async () => (await sourced()) && (await consumed()), { timeoutMs, intervalMs: POLL_MS, what: `wadm took in lattice ${lattice}'s events` });
+  const sourced = () =>
+    jsm.streams.info(EVENT_STREAM).then(
+      (info) => (info.sources ?? []).every((s) => s.lag === 0),
+      () => false,
+    );
+  const consumed = () =>
+    jsm.consumers.info(EVENT_STREAM, `${EVENT_STREAM}-${lattice}`).then(
+      (c) => c.num_pending === 0 && c.num_ack_pending === 0,
+      () => false,
+    );
+  await until(async () => (await sourced()) && (await consumed()), {
+    timeoutMs,
+    intervalMs: POLL_MS,
+    what: `wadm took in lattice ${lattice}'s events`,
+  });
 }
 
 /**
@@ -63,12 +78,15 @@ export async function untilWadmTookEvents(nc: NatsConnection, lattice: string, t
  * holds none.
  */
 export async function untilWadmHoldsOnly(nc: NatsConnection, lattice: string, live: string[]): Promise<void> {
-  await until(async () => {
-    await untilWadmTookEvents(nc, lattice);
-    const gone = Object.entries(await wadmHeldHosts(nc, lattice)).filter(([id]) => !live.includes(id));
-    for (const [id, { labels = {} }] of gone) publishEvent(nc, lattice, { type: 'host_stopped', source: id, data: { labels } });
-    return gone.length === 0;
-  }, { timeoutMs: WADM_STALL_TOLERANT_MS, intervalMs: POLL_MS, what: `wadm holds no host of lattice ${lattice} but ${live.length} live` });
+  await until(
+    async () => {
+      await untilWadmTookEvents(nc, lattice);
+      const gone = Object.entries(await wadmHeldHosts(nc, lattice)).filter(([id]) => !live.includes(id));
+      for (const [id, { labels = {} }] of gone) publishEvent(nc, lattice, { type: 'host_stopped', source: id, data: { labels } });
+      return gone.length === 0;
+    },
+    { timeoutMs: WADM_STALL_TOLERANT_MS, intervalMs: POLL_MS, what: `wadm holds no host of lattice ${lattice} but ${live.length} live` },
+  );
 }
 
 /** The hosts wadm's store holds for a lattice, by id: what wadm last took in of each. */
@@ -79,7 +97,10 @@ export async function wadmHeldHosts(nc: NatsConnection, lattice: string): Promis
 }
 
 async function sourcesActive(jsm: JetStreamManager): Promise<boolean> {
-  const sources = await jsm.streams.info(EVENT_STREAM).then((info) => info.sources ?? [], () => []);
+  const sources = await jsm.streams.info(EVENT_STREAM).then(
+    (info) => info.sources ?? [],
+    () => [],
+  );
   // `active` is the time since the source last moved, or -1 before it has been set up.
   return sources.length >= 2 && sources.every((s) => s.active >= 0);
 }
@@ -88,10 +109,18 @@ function announceToObserverOnly(nc: NatsConnection, lattice: string): void {
   const h = headers();
   h.set('Nats-Expected-Stream', 'host-sim-not-a-stream');
   const type = 'com.wasmcloud.lattice.host_heartbeat'; // what the observer looks for in a payload
-  nc.publish(`wasmbus.evt.${lattice}.host_heartbeat`, JSONCodec().encode({ specversion: '1.0', id: 'host-sim-opener', type, source: 'host-sim', data: {} }), { headers: h });
+  nc.publish(
+    `wasmbus.evt.${lattice}.host_heartbeat`,
+    JSONCodec().encode({ specversion: '1.0', id: 'host-sim-opener', type, source: 'host-sim', data: {} }),
+    { headers: h },
+  );
 }
 
 async function consumersPulling(jsm: JetStreamManager, lattice: string): Promise<boolean> {
-  const waiting = (stream: string, name: string) => jsm.consumers.info(stream, name).then((c) => c.num_waiting > 0, () => false);
+  const waiting = (stream: string, name: string) =>
+    jsm.consumers.info(stream, name).then(
+      (c) => c.num_waiting > 0,
+      () => false,
+    );
   return (await waiting(EVENT_STREAM, `${EVENT_STREAM}-${lattice}`)) && (await waiting('wadm_commands', `wadm_commands-${lattice}`));
 }

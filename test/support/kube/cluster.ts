@@ -65,15 +65,34 @@ async function startEtcd(dir: string, started: ServerProcess[]): Promise<string>
   const clientUrl = `http://127.0.0.1:${clientPort}`;
   const peerUrl = `http://127.0.0.1:${peerPort}`;
   const etcd = startProcess('etcd', binaryFrom('ETCD_BIN'), [
-    '--name', 'test', '--data-dir', join(dir, 'etcd'), '--log-level', 'warn', '--logger', 'zap',
-    '--listen-client-urls', clientUrl, '--advertise-client-urls', clientUrl,
-    '--listen-peer-urls', peerUrl, '--initial-advertise-peer-urls', peerUrl, '--initial-cluster', `test=${peerUrl}`,
+    '--name',
+    'test',
+    '--data-dir',
+    join(dir, 'etcd'),
+    '--log-level',
+    'warn',
+    '--logger',
+    'zap',
+    '--listen-client-urls',
+    clientUrl,
+    '--advertise-client-urls',
+    clientUrl,
+    '--listen-peer-urls',
+    peerUrl,
+    '--initial-advertise-peer-urls',
+    peerUrl,
+    '--initial-cluster',
+    `test=${peerUrl}`,
   ]);
   started.push(etcd);
-  await untilReady(etcd, async () => {
-    const res = await fetch(`${clientUrl}/health`);
-    return res.ok && ((await res.json()) as { health?: string }).health === 'true';
-  }, START_TIMEOUT_MS);
+  await untilReady(
+    etcd,
+    async () => {
+      const res = await fetch(`${clientUrl}/health`);
+      return res.ok && ((await res.json()) as { health?: string }).health === 'true';
+    },
+    START_TIMEOUT_MS,
+  );
   return clientUrl;
 }
 
@@ -86,7 +105,9 @@ async function startApiServer(dir: string, etcdUrl: string, started: ServerProce
   writeFileSync(join(dir, 'tokens.csv'), `${token},test-admin,test-admin,"system:masters"\n`);
   const apiServer = startProcess('kube-apiserver', binaryFrom('KUBE_APISERVER_BIN'), [
     `--etcd-servers=${etcdUrl}`,
-    '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${port}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${port}`,
     `--cert-dir=${join(dir, 'certs')}`,
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
     `--service-account-key-file=${join(dir, 'sa.pub')}`,
@@ -94,28 +115,39 @@ async function startApiServer(dir: string, etcdUrl: string, started: ServerProce
     '--authorization-mode=AlwaysAllow',
     `--token-auth-file=${join(dir, 'tokens.csv')}`,
     '--service-cluster-ip-range=10.0.0.0/24',
-    '--enable-priority-and-fairness=false', '--profiling=false', '--v=0',
+    '--enable-priority-and-fairness=false',
+    '--profiling=false',
+    '--v=0',
   ]);
   started.push(apiServer);
   const url = `https://127.0.0.1:${port}`;
   // Written by kube-apiserver at start: the serving certificate followed by the CA that signed it.
   const caFile = join(dir, 'certs', 'apiserver.crt');
   let client: KubeClient | undefined;
-  await untilReady(apiServer, async () => {
-    client ??= new KubeClient(url, token, readFileSync(caFile));
-    // Ready, and the default namespace made by the bootstrap controller exists.
-    return (await client.request('GET', '/readyz')).status === 200
-      && (await client.request('GET', '/api/v1/namespaces/default')).status === 200;
-  }, START_TIMEOUT_MS);
+  await untilReady(
+    apiServer,
+    async () => {
+      client ??= new KubeClient(url, token, readFileSync(caFile));
+      // Ready, and the default namespace made by the bootstrap controller exists.
+      return (
+        (await client.request('GET', '/readyz')).status === 200 &&
+        (await client.request('GET', '/api/v1/namespaces/default')).status === 200
+      );
+    },
+    START_TIMEOUT_MS,
+  );
   const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'test', cluster: { server: url, 'certificate-authority': caFile } }],
-    users: [{ name: 'test-admin', user: { token } }],
-    contexts: [{ name: 'test', context: { cluster: 'test', user: 'test-admin', namespace: 'default' } }],
-    'current-context': 'test',
-  }));
+  writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'test', cluster: { server: url, 'certificate-authority': caFile } }],
+      users: [{ name: 'test-admin', user: { token } }],
+      contexts: [{ name: 'test', context: { cluster: 'test', user: 'test-admin', namespace: 'default' } }],
+      'current-context': 'test',
+    }),
+  );
   return { client: client!, kubeconfig };
 }
 

@@ -46,7 +46,10 @@ export interface ParentResource {
 }
 
 export class ApiError extends Error {
-  constructor(readonly code: 404 | 409 | 422, message: string) {
+  constructor(
+    readonly code: 404 | 409 | 422,
+    message: string,
+  ) {
     super(message);
     this.name = 'ApiError';
   }
@@ -72,7 +75,12 @@ export interface ParentStore {
   /** Without finalizers the object goes at once; with them it is marked deleting. */
   delete(namespace: string, name: string): Maybe<WriteResult>;
   /** PUT /status, failing with 409 unless the stored object has `resourceVersion` (when given). */
-  updateStatus(namespace: string, name: string, status: Record<string, unknown>, options?: { fieldManager?: string; resourceVersion?: string }): Maybe<WriteResult>;
+  updateStatus(
+    namespace: string,
+    name: string,
+    status: Record<string, unknown>,
+    options?: { fieldManager?: string; resourceVersion?: string },
+  ): Maybe<WriteResult>;
   /** A metadata update of the finalizer list, retried on conflict like Metacontroller's AtomicUpdate. */
   updateFinalizers(namespace: string, name: string, edit: (finalizers: string[]) => string[]): Maybe<WriteResult>;
 }
@@ -92,9 +100,14 @@ export class FakeApiServer implements ParentStore {
     const { apiVersion, kind } = this.resource;
     const next: K8sObject = existing
       ? { apiVersion, kind, metadata: structuredClone(existing.metadata), ...(existing.status ? { status: existing.status } : {}) }
-      : { apiVersion, kind, metadata: { name: input.metadata.name, namespace, uid: randomUUID(), generation: 1, creationTimestamp: rfc3339() } };
+      : {
+          apiVersion,
+          kind,
+          metadata: { name: input.metadata.name, namespace, uid: randomUUID(), generation: 1, creationTimestamp: rfc3339() },
+        };
     for (const [key, value] of Object.entries(input)) if (!NOT_BODY.has(key)) next[key] = structuredClone(value);
-    for (const key of USER_METADATA) if (!existing || key in input.metadata) setOrDrop(next.metadata, key, structuredClone(input.metadata[key]));
+    for (const key of USER_METADATA)
+      if (!existing || key in input.metadata) setOrDrop(next.metadata, key, structuredClone(input.metadata[key]));
     if (existing && !isDeepStrictEqual(body(existing), body(next))) next.metadata.generation = (next.metadata.generation ?? 0) + 1;
     return this.commit(existing, next).object ?? next;
   }
@@ -119,7 +132,11 @@ export class FakeApiServer implements ParentStore {
     if (existing.metadata.deletionTimestamp !== undefined) return { object: structuredClone(existing), changed: false, removed: false };
     const next = structuredClone(existing);
     // The registry bumps generation when deletion starts, so controllers see a new generation to observe.
-    Object.assign(next.metadata, { deletionTimestamp: rfc3339(), deletionGracePeriodSeconds: 0, generation: (next.metadata.generation ?? 0) + 1 });
+    Object.assign(next.metadata, {
+      deletionTimestamp: rfc3339(),
+      deletionGracePeriodSeconds: 0,
+      generation: (next.metadata.generation ?? 0) + 1,
+    });
     return this.commit(existing, next);
   }
 
@@ -144,7 +161,10 @@ export class FakeApiServer implements ParentStore {
     const key = `${next.metadata.namespace}/${next.metadata.name}`;
     const added = (next.metadata.finalizers ?? []).filter((f) => !(existing?.metadata.finalizers ?? []).includes(f));
     if (existing?.metadata.deletionTimestamp !== undefined && added.length > 0) {
-      throw new ApiError(422, `metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`);
+      throw new ApiError(
+        422,
+        `metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+      );
     }
     if (next.metadata.deletionTimestamp !== undefined && (next.metadata.finalizers ?? []).length === 0) {
       this.objects.delete(key);

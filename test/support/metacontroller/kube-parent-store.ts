@@ -33,7 +33,9 @@ export class KubeParentStore implements ParentStore {
     const { status: _ignored, ...rest } = input;
     const body = { ...rest, apiVersion, kind, metadata: { name, namespace, labels, annotations, finalizers } };
     const query = `?fieldManager=${encodeURIComponent(fieldManager)}&force=true`;
-    return this.remember(this.check(await this.client.request('PATCH', this.path(namespace, name) + query, body, 'application/apply-patch+yaml')));
+    return this.remember(
+      this.check(await this.client.request('PATCH', this.path(namespace, name) + query, body, 'application/apply-patch+yaml')),
+    );
   }
 
   async delete(namespace: string, name: string): Promise<WriteResult> {
@@ -43,7 +45,12 @@ export class KubeParentStore implements ParentStore {
     return { object: removed ? undefined : this.remember(obj), changed: true, removed };
   }
 
-  async updateStatus(namespace: string, name: string, status: Record<string, unknown>, options: { fieldManager?: string; resourceVersion?: string } = {}): Promise<WriteResult> {
+  async updateStatus(
+    namespace: string,
+    name: string,
+    status: Record<string, unknown>,
+    options: { fieldManager?: string; resourceVersion?: string } = {},
+  ): Promise<WriteResult> {
     const live = await this.mustRead(namespace, name);
     const resourceVersion = options.resourceVersion ?? live.metadata.resourceVersion;
     const query = options.fieldManager ? `?fieldManager=${encodeURIComponent(options.fieldManager)}` : '';
@@ -57,8 +64,12 @@ export class KubeParentStore implements ParentStore {
     for (let attempt = 1; ; attempt++) {
       const live = await this.mustRead(namespace, name);
       const finalizers = edit([...(live.metadata.finalizers ?? [])]);
-      if (JSON.stringify(finalizers) === JSON.stringify(live.metadata.finalizers ?? [])) return { object: live, changed: false, removed: false };
-      const res = await this.client.request<K8sObject>('PUT', `${this.path(namespace, name)}?fieldManager=metacontroller`, { ...live, metadata: { ...live.metadata, finalizers } });
+      if (JSON.stringify(finalizers) === JSON.stringify(live.metadata.finalizers ?? []))
+        return { object: live, changed: false, removed: false };
+      const res = await this.client.request<K8sObject>('PUT', `${this.path(namespace, name)}?fieldManager=metacontroller`, {
+        ...live,
+        metadata: { ...live.metadata, finalizers },
+      });
       if (res.status === 409 && attempt < FINALIZER_WRITE_TRIES) continue;
       const obj = this.check(res);
       const removed = obj.metadata.deletionTimestamp !== undefined && (obj.metadata.finalizers ?? []).length === 0;

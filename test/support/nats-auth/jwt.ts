@@ -56,7 +56,14 @@ export function createOperator(): Operator {
   });
   return {
     serverConfig: () =>
-      [`operator: "${operatorJwt}"`, 'resolver: MEMORY', 'resolver_preload: {', `  ${account.getPublicKey()}: "${accountJwt}"`, '}', ''].join('\n'),
+      [
+        `operator: "${operatorJwt}"`,
+        'resolver: MEMORY',
+        'resolver_preload: {',
+        `  ${account.getPublicKey()}: "${accountJwt}"`,
+        '}',
+        '',
+      ].join('\n'),
     user(name) {
       const user = nkeys.createUser();
       const jwt = encode(account, user.getPublicKey(), name, { type: 'user', pub: {}, sub: {}, ...UNLIMITED });

@@ -30,8 +30,23 @@ function openssl(args: string[]): void {
 
 function authority(dir: string, name: string): CertFiles {
   const files = { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
-  openssl(['req', '-x509', ...EC, '-days', '1', '-subj', `/CN=${name}`, '-keyout', files.key, '-out', files.cert,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+  openssl([
+    'req',
+    '-x509',
+    ...EC,
+    '-days',
+    '1',
+    '-subj',
+    `/CN=${name}`,
+    '-keyout',
+    files.key,
+    '-out',
+    files.cert,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
   return files;
 }
 
@@ -41,7 +56,23 @@ function leaf(dir: string, name: string, ca: CertFiles, extensions: string): Cer
   const ext = join(dir, `${name}.ext`);
   writeFileSync(ext, `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n${extensions}\n`);
   openssl(['req', '-new', ...EC, '-subj', `/CN=${name}`, '-keyout', files.key, '-out', csr]);
-  openssl(['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-days', '1', '-extfile', ext, '-out', files.cert]);
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    ca.cert,
+    '-CAkey',
+    ca.key,
+    '-CAcreateserial',
+    '-days',
+    '1',
+    '-extfile',
+    ext,
+    '-out',
+    files.cert,
+  ]);
   return files;
 }
 
