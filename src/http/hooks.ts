@@ -3,11 +3,12 @@
 // remembering, log what changed, and ask answers.ts (the one owner of reuse) whether a kept answer
 // may be given again.
 import type { Logger } from 'pino';
-import { callOf, type Call } from '../core/application.js';
+import { callOf, type Application, type Call } from '../core/application.js';
 import { decideFinalize, decideSync, memorable, type Step } from '../core/decide.js';
 import type { Action, ActionResult, LatticeFacts, ModelFacts, Write } from '../core/facts.js';
 import { runSteps, writeOperation, type Run } from '../core/steps.js';
 import type { Tenancy } from '../core/tenancy.js';
+import { deadlineIn, withinDeadline } from '../plumbing/deadline.js';
 import type { HookRequest, HookResponse } from '../schema/hook.js';
 import { answerOf, Answers, type Answer } from './answers.js';
 
@@ -33,6 +34,8 @@ export interface HookDeps {
   /** After every computed answer (not those reused, which changed nothing). */
   onRun?: (hook: HookName, run: Run) => void;
   onAnswer?: (source: 'memory' | 'computed') => void;
+  /** An answer reused from memory: the application is as the last computed answer left it. */
+  onReused?: (app: Application) => void;
   /** Objects whose application and settled answer are kept (CACHE_ENTRIES). */
   cacheEntries: number;
 }
@@ -41,10 +44,17 @@ export type HookName = 'sync' | 'finalize';
 
 export interface Hooks {
   /** The serialised answer, reused when nothing it depends on changed since the last one (then at once, not as a promise). */
-  answer(hook: HookName, request: HookRequest, log: Logger): Answer | Promise<Answer>;
-  run(hook: HookName, request: HookRequest, log: Logger): Promise<Run>;
+  answer(hook: HookName, request: HookRequest, log: Logger, caller?: Caller): Answer | Promise<Answer>;
+  run(hook: HookName, request: HookRequest, log: Logger, caller?: Caller): Promise<Run>;
   readonly answers: Answers;
 }
+
+/** Who is waiting for the answer: once they hung up, the call performs nothing more. */
+export interface Caller {
+  gone(): boolean;
+}
+
+const STILL_THERE: Caller = { gone: () => false };
 
 const DECIDE: Record<HookName, (call: Call, facts: LatticeFacts) => Step> = { sync: decideSync, finalize: decideFinalize };
 
@@ -56,22 +66,34 @@ export function createHooks(deps: HookDeps): Hooks {
     ...(knowledge ? { stamp: (lattice: string, name: string) => knowledge.stamp(lattice, name) } : {}),
   });
 
-  async function run(hook: HookName, request: HookRequest, log: Logger): Promise<Run> {
+  // Calls for one object run one after the other (Metacontroller sends one at a time; a second
+  // comes only after it gave up on the first): a call it abandoned never writes after its successor.
+  const inFlight = new Map<string, Promise<unknown>>();
+
+  async function run(hook: HookName, request: HookRequest, log: Logger, caller = STILL_THERE): Promise<Run> {
+    const key = request.parent.metadata.uid ?? `${request.parent.metadata.namespace}/${request.parent.metadata.name}`;
+    const previous = inFlight.get(key);
+    const started = { now: deps.now(), endsAt: deadlineIn(deps.budgetMs) };
+    const mine = (previous ? until(previous, started.endsAt) : Promise.resolve()).then(() => runNow(hook, request, log, caller, started));
+    inFlight.set(key, mine);
+    return mine.finally(() => {
+      if (inFlight.get(key) === mine) inFlight.delete(key);
+    });
+  }
+
+  async function runNow(hook: HookName, request: HookRequest, log: Logger, caller: Caller, started: { now: number; endsAt: number }): Promise<Run> {
     const app = answers.application(request.parent);
     // Taken now, before any await lets another call derive its own application.
     const body = answers.takeBody(app);
-    const call = callOf(request, deps.tenancy, {
-      app,
-      now: deps.now(),
-      maxPayloadBytes: deps.lattice.maxPayloadBytes?.(),
-      body: () => body,
-    });
+    const call = callOf(request, deps.tenancy, { app, now: started.now, maxPayloadBytes: deps.lattice.maxPayloadBytes?.(), body: () => body });
     const { lattice, ref } = call.app;
     const deadline = call.now + deps.budgetMs;
-    const perform = (action: Action): Promise<ActionResult> =>
-      deps.now() > deadline
-        ? Promise.resolve({ kind: 'unavailable', reason: 'Timeout', message: `no time left within this hook call (${deps.budgetMs} ms)` })
-        : deps.lattice.perform(action.lattice ?? lattice, ref.name, action);
+    // Every wait an action makes is cut to the time the call has left (plumbing/deadline.ts).
+    const perform = (action: Action): Promise<ActionResult> => {
+      const stop = caller.gone() ? 'the caller hung up' : deps.now() > deadline || performance.now() >= started.endsAt ? `no time left within this hook call (${deps.budgetMs} ms)` : undefined;
+      if (stop) return Promise.resolve({ kind: 'unavailable', reason: 'Timeout', message: stop });
+      return withinDeadline(started.endsAt, () => deps.lattice.perform(action.lattice ?? lattice, ref.name, action));
+    };
     const checkpoint = knowledge?.checkpoint() ?? 0;
     const result = await runSteps(DECIDE[hook], call, perform);
     const model = memorable(call, result.facts);
@@ -81,15 +103,25 @@ export function createHooks(deps: HookDeps): Hooks {
     return result;
   }
 
-  function answer(hook: HookName, request: HookRequest, log: Logger): Answer | Promise<Answer> {
+  function answer(hook: HookName, request: HookRequest, log: Logger, caller = STILL_THERE): Answer | Promise<Answer> {
     const consulted = answers.consult(hook, request);
-    if (consulted === null) return run(hook, request, log).then((result) => answerOf(result.response));
+    if (consulted === null) return run(hook, request, log, caller).then((result) => answerOf(result.response));
     deps.onAnswer?.(consulted.reused ? 'memory' : 'computed');
-    return consulted.reused ?? run(hook, request, log).then(consulted.record);
+    if (consulted.reused && deps.onReused) deps.onReused(answers.application(request.parent));
+    return consulted.reused ?? run(hook, request, log, caller).then(consulted.record);
   }
 
   return { answer, run, answers };
 }
+
+/** Waits for the call before (whatever its outcome) until the deadline, when this call stops waiting and performs nothing. */
+function until(previous: Promise<unknown>, endsAt: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, endsAt - performance.now()))));
+  return Promise.race([previous.then(noop, noop), expired]).finally(() => clearTimeout(timer));
+}
+
+const noop = (): void => undefined;
 
 /** Info for what wadm confirmed and for phase changes, warn for failed writes, debug for the many calls that change nothing. */
 function logRun(log: Logger, hook: HookName, run: Run): void {
@@ -100,23 +132,16 @@ function logRun(log: Logger, hook: HookName, run: Run): void {
   // A settled resync is the common call: build no child logger for it unless debug is on.
   if (!changed && !log.isLevelEnabled('debug')) return;
   const version = app.valid ? app.manifest.version : undefined;
-  const child = log.child({
-    namespace: app.ref.namespace,
-    name: app.ref.name,
-    generation: app.ref.generation,
-    lattice: app.lattice,
-    version,
-  });
+  const child = log.child({ namespace: app.ref.namespace, name: app.ref.name, generation: app.ref.generation, lattice: app.lattice, version });
   for (const write of run.facts.writes) child.info({ hook }, describeWrite(write));
-  for (const { write, reason } of run.facts.failed)
-    child.warn({ hook, operation: writeOperation(write), reason }, `could not ${writeOperation(write)}: ${reason}`);
+  for (const { write, reason } of run.facts.failed) child.warn({ hook, operation: writeOperation(write), reason }, `could not ${writeOperation(write)}: ${reason}`);
   const fields = { hook, phase: status.phase, requests: run.actions.length, resyncAfterSeconds: run.response.resyncAfterSeconds };
-  if (status.phase !== previousPhase)
-    child.info({ ...fields, previousPhase, reason: status.conditions?.[0]?.reason }, status.message ?? '');
+  if (status.phase !== previousPhase) child.info({ ...fields, previousPhase, reason: status.conditions?.[0]?.reason }, status.message ?? '');
   // Who holds a model that is not ours may be another tenant: its name goes to debug only.
   if (status.conditions?.[0]?.reason === 'OwnershipConflict' && run.facts.model) {
     child.debug({ owners: [...new Set(Object.values(run.facts.model.known).map((v) => v.owner))] }, 'owners of the versions read');
-  } else child.debug(fields, 'no change');
+  }
+  else child.debug(fields, 'no change');
 }
 
 function describeWrite(write: Write): string {

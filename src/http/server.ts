@@ -16,8 +16,9 @@ export interface ServerDeps {
   hooks: Hooks;
   logger: Logger;
   metrics: Metrics;
-  /** True while the service can do its job (connected to NATS). */
-  isReady: () => boolean;
+  /** Whether this replica is ready and answers hooks (wiring/readiness.ts), and whether NATS is connected. */
+  readiness: () => { ready: boolean; answersHooks: boolean; reason?: string };
+  natsConnected: () => boolean;
   /** Largest hook body accepted; Metacontroller sends whole objects with managedFields. */
   bodyLimit: number;
   /** Hook calls handled at once; more get 429 with Retry-After. */
@@ -96,8 +97,14 @@ export function buildServer(deps: ServerDeps) {
   }
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
-    if (deps.isReady()) return { status: 'ready' };
-    return reply.code(503).send({ status: 'not ready', reason: 'not connected to NATS' });
+    const { ready, reason } = deps.readiness();
+    if (ready) return reason === undefined ? { status: 'ready' } : { status: 'ready', reason };
+    return reply.code(503).send({ status: 'not ready', reason });
+  });
+  // Asked by peers cut off from NATS (wiring/readiness.ts): one word, nothing about any tenant.
+  app.get('/natsz', async (_request, reply) => {
+    const connected = deps.natsConnected();
+    return reply.code(connected ? 200 : 503).send({ connected });
   });
   app.get('/metrics', async (_request, reply) => {
     reply.header('content-type', deps.metrics.registry.contentType);
@@ -106,13 +113,7 @@ export function buildServer(deps: ServerDeps) {
 
   app.setNotFoundHandler((request, reply) => {
     // A hook path exists for POST only: say so, so that a misconfigured caller learns why.
-    if (hookAt(request.url))
-      return refuse(
-        request,
-        reply.header('allow', 'POST'),
-        405,
-        `${request.method} is not allowed on ${request.url.split('?')[0]}; use POST`,
-      );
+    if (hookAt(request.url)) return refuse(request, reply.header('allow', 'POST'), 405, `${request.method} is not allowed on ${request.url.split('?')[0]}; use POST`);
     return reply.code(404).send(errorBody(404, `no route ${request.method} ${request.url.split('?')[0]}`));
   });
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
@@ -136,13 +137,7 @@ function hookAt(url: string): HookName | undefined {
 }
 
 /** Answers a hook call; a settled answer from memory is sent at once, without a promise. */
-function handleHook(
-  deps: ServerDeps,
-  hook: HookName,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  refuse: Refuse,
-): Promise<FastifyReply> | undefined {
+function handleHook(deps: ServerDeps, hook: HookName, request: FastifyRequest, reply: FastifyReply, refuse: Refuse): Promise<FastifyReply> | undefined {
   const started = performance.now();
   const finished = () => deps.metrics.observeHookDuration(hook, (performance.now() - started) / 1000);
   const failed = (err: unknown): never => {
@@ -170,7 +165,8 @@ function handleHook(
   let answered: Answer | Promise<Answer>;
   try {
     // request.log is a child of our pino root (loggerInstance), typed by Fastify more loosely.
-    answered = deps.hooks.answer(hook, body, request.log as Logger);
+    // Metacontroller closes the connection when it stops waiting: nothing more is done for it.
+    answered = deps.hooks.answer(hook, body, request.log as Logger, { gone: () => request.raw.socket.destroyed });
   } catch (err) {
     return failed(err);
   }

@@ -5,9 +5,17 @@ import { headers, type NatsConnection } from 'nats';
 import { compile, type Checker } from '../schema/validator.js';
 import { badReply, outcomeOf, unavailable, WadmUnavailableError } from './errors.js';
 import { LatticeLimiters } from './limiter.js';
+import { timeLeft } from '../plumbing/deadline.js';
 import { apiSubject, grantFor, type ModelOperation } from './subjects.js';
 import type { KeyHolds } from '../core/facts.js';
-import { GetReplySchema, ListReplySchema, ReplySchema, StatusReplySchema, VersionsReplySchema, type WadmStatus } from './wire.js';
+import {
+  GetReplySchema,
+  ListReplySchema,
+  ReplySchema,
+  StatusReplySchema,
+  VersionsReplySchema,
+  type WadmStatus,
+} from './wire.js';
 import type { Static } from '@sinclair/typebox';
 
 export interface WadmClientOptions {
@@ -65,11 +73,7 @@ export class WadmClient {
    * The stored manifest's name (another lattice's model may share the key), annotations and size
    * as wadm serialises it (its KV value holds every version: see core/budget.ts).
    */
-  async metadata(
-    lattice: string,
-    name: string,
-    version?: string,
-  ): Promise<{ name: string; annotations: Record<string, string>; bytes: number } | null> {
+  async metadata(lattice: string, name: string, version?: string): Promise<{ name: string; annotations: Record<string, string>; bytes: number } | null> {
     const manifest = await this.manifest(lattice, name, version);
     if (manifest === null) return null;
     const { metadata } = manifest;
@@ -190,23 +194,26 @@ export class WadmClient {
       }
       const storageError = reply.result === 'error' && (reply.message ?? '').includes(STORAGE_ERROR);
       if (!storageError || !retryStorage) return reply;
-      // Storage errors include KV compare-and-set conflicts between writers: worth a retry.
+      // Storage errors include KV compare-and-set conflicts between writers: worth a retry, if the
+      // hook call has the time.
       const delay = STORAGE_RETRIES[attempt];
-      if (delay === undefined) throw new WadmUnavailableError('StorageError', reply.message ?? STORAGE_ERROR);
+      if (delay === undefined || timeLeft(delay + 1) <= delay) throw new WadmUnavailableError('StorageError', reply.message ?? STORAGE_ERROR);
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
 
-  /** Identical reads in flight are sent once (singleflight); every request waits for a lattice slot. */
+  /**
+   * Identical reads in flight are sent once (singleflight); every request waits for a lattice
+   * slot. Each wait lasts at most what the hook call being served has left (plumbing/deadline.ts).
+   */
   private shared(op: ModelOperation, lattice: string, subject: string, body: string, contentType?: string): Promise<unknown> {
-    const send = () =>
-      this.limiters.run(lattice, () => this.request(lattice, op, subject, body, contentType), this.options.timeoutMs, subject);
+    const send = () => this.limiters.run(lattice, () => this.request(lattice, op, subject, body, contentType), this.wait(subject), subject);
     if (!SHAREABLE.has(op)) return send();
     const key = `${subject}\n${body}`;
     const pending = this.inFlightReads.get(key);
     if (pending) {
       this.options.onShared?.(op);
-      return pending;
+      return atMost(pending, this.wait(subject), subject);
     }
     const promise = send().finally(() => this.inFlightReads.delete(key));
     this.inFlightReads.set(key, promise);
@@ -216,19 +223,36 @@ export class WadmClient {
   private async request(lattice: string, op: ModelOperation, subject: string, body: string, contentType?: string): Promise<unknown> {
     const nc = this.options.connection();
     if (!nc) throw new WadmUnavailableError('Disconnected', 'not connected to NATS');
+    const timeout = this.wait(subject);
     const started = performance.now();
     let outcome = 'ok';
     try {
-      const opts = { timeout: this.options.timeoutMs, ...(contentType ? { headers: contentTypeHeader(contentType) } : {}) };
+      const opts = { timeout, ...(contentType ? { headers: contentTypeHeader(contentType) } : {}) };
       const msg = await nc.request(subject, body, opts);
       return JSON.parse(msg.string()) as unknown;
     } catch (err) {
       outcome = outcomeOf(err);
-      throw unavailable(err, subject, this.options.timeoutMs, grantFor(this.options.apiPrefix, lattice));
+      throw unavailable(err, subject, timeout, grantFor(this.options.apiPrefix, lattice));
     } finally {
       this.options.onRequest?.(lattice, op, outcome, performance.now() - started);
     }
   }
+
+  /** A wait of at most WADM_TIMEOUT_MS, cut to the hook call's time left; none left is a Timeout now. */
+  private wait(subject: string): number {
+    const ms = Math.ceil(timeLeft(this.options.timeoutMs));
+    if (ms <= 0) throw new WadmUnavailableError('Timeout', `${subject}: no time left within this hook call`);
+    return ms;
+  }
+}
+
+/** Another call's read, waited for at most `ms`: that call may have more time than this one. */
+function atMost<T>(pending: Promise<T>, ms: number, subject: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new WadmUnavailableError('Timeout', `${subject}: no reply within ${Math.round(ms)} ms`)), ms);
+  });
+  return Promise.race([pending, expired]).finally(() => clearTimeout(timer));
 }
 
 function contentTypeHeader(value: string) {

@@ -10,6 +10,12 @@ export interface Config {
   defaultLattice: string;
   wadmApiPrefix: string;
   wadmTimeoutMs: number;
+  /** Metacontroller's timeout for our hooks: every call ends a second before it. */
+  hookTimeoutMs: number;
+  /** How long a replica cut off from NATS stays out of the Service before it answers the outage. */
+  natsOutageGraceMs: number;
+  /** `host:port` of the other replicas (a headless Service's name resolves to each). */
+  peers: string[];
   logLevel: string;
   logFormat: 'json' | 'pretty' | undefined;
   bodyLimitBytes: number;
@@ -52,6 +58,16 @@ function integer(min: number, max: number) {
   return (raw: string): number | Error => {
     const value = Number(raw);
     return /^\d+$/.test(raw) && value >= min && value <= max ? value : new Error(`must be an integer from ${min} to ${max}`);
+  };
+}
+
+/** A Go duration as Metacontroller's webhook `timeout` takes it (`10s`, `1m30s`, `2500ms`), in ms. */
+function duration(minMs: number, maxMs: number) {
+  const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  return (raw: string): number | Error => {
+    const parts = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(raw) ? [...raw.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)] : [];
+    const ms = parts.reduce((sum, [, amount, unit]) => sum + Number(amount) * UNITS[unit!]!, 0);
+    return parts.length > 0 && ms >= minMs && ms <= maxMs ? ms : new Error(`must be a duration such as 10s or 1m30s, from ${minMs / 1000}s to ${maxMs / 1000}s`);
   };
 }
 
@@ -119,15 +135,42 @@ export const VARIABLES = {
     env: 'WADM_API_PREFIX',
     default: 'wadm.api',
     description: "Subject prefix of wadm's API (wadm's --api-prefix).",
-    parse: (raw) =>
-      raw.split('.').every((t) => isSubjectToken(t)) ? raw : new Error('must be dot-separated tokens of letters, digits, "-" and "_"'),
+    parse: (raw) => (raw.split('.').every((t) => isSubjectToken(t)) ? raw : new Error('must be dot-separated tokens of letters, digits, "-" and "_"')),
   },
   wadmTimeoutMs: {
     key: 'wadmTimeoutMs',
     env: 'WADM_TIMEOUT_MS',
     default: '3000',
-    description: "Timeout of each wadm request, in ms. Keep it well under Metacontroller's 10 s hook timeout.",
+    description: 'Timeout of each wadm request, in ms; a request also ends when its hook call has no time left (HOOK_TIMEOUT).',
     parse: integer(100, 8000),
+  },
+  hookTimeoutMs: {
+    key: 'hookTimeoutMs',
+    env: 'HOOK_TIMEOUT',
+    default: '10s',
+    description:
+      "Metacontroller's timeout for this service's hooks: the CompositeController's `webhook.timeout`, which the Helm chart sets from `hooks.timeout` for both. Every hook call, its waits and wadm requests included, ends a second before it.",
+    parse: duration(2000, 600_000),
+  },
+  natsOutageGraceMs: {
+    key: 'natsOutageGraceMs',
+    env: 'NATS_OUTAGE_GRACE',
+    default: '30s',
+    description:
+      'A replica cut off from NATS is not ready for this long, and refuses hook calls with 503 so that a peer answers them; past it, unless a peer (PEERS) is connected, it is ready again and answers LatticeUnavailable, so that an outage of NATS reaches every status.',
+    parse: duration(0, 600_000),
+  },
+  peers: {
+    key: 'peers',
+    env: 'PEERS',
+    default: '',
+    description:
+      "`host:port` of the other replicas, comma-separated; a name that resolves to several addresses (the Deployment's headless Service) stands for each. A replica cut off from NATS asks them (GET /natsz) and stays out of the Service while one is connected.",
+    parse: (raw) => {
+      const peers = raw.split(',').map((p) => p.trim()).filter((p) => p.length > 0);
+      const bad = peers.find((p) => !/^[\w.-]+:\d{1,5}$/.test(p));
+      return bad === undefined ? peers : new Error(`must be host:port entries, comma-separated ("${bad}")`);
+    },
   },
   logLevel: {
     key: 'logLevel',
@@ -190,7 +233,8 @@ export const VARIABLES = {
     key: 'shutdownDelayMs',
     env: 'SHUTDOWN_DELAY_MS',
     default: '3000',
-    description: 'On SIGTERM, how long to keep serving with readiness false before closing, so Service endpoints drop this pod first.',
+    description:
+      'On SIGTERM, how long to keep serving with readiness false before closing, so Service endpoints drop this pod first.',
     parse: integer(0, 60_000),
   },
   modelCacheTtlSeconds: {
@@ -206,10 +250,11 @@ export const VARIABLES = {
     env: 'CACHE_ENTRIES',
     default: '20000',
     description:
-      'Applications whose derived manifest, settled answer and wadm facts are kept in memory (least recently used first out). Set it above the number of applications Metacontroller sends this service, or resyncs cost wadm requests.',
+      "Applications whose derived manifest, settled answer and wadm facts are kept in memory (least recently used first out). Set it above the number of applications Metacontroller sends this service, or resyncs cost wadm requests.",
     parse: integer(100, 1_000_000),
   },
 } satisfies { [K in keyof Config]: Variable<K> };
+
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
 

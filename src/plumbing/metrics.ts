@@ -7,6 +7,13 @@ import { VERSION } from './version.js';
 
 const PREFIX = 'wasmcloud_metacontroller_';
 
+/**
+ * How long an application's phase counts after this replica last answered for it: five resync
+ * periods of Metacontroller's default 60 s, so that an application answered by either of two
+ * replicas stays counted by at least one (alerts take the max over replicas).
+ */
+export const PHASE_TTL_MS = 5 * 60_000;
+
 export class Metrics {
   readonly registry = new Registry();
 
@@ -63,19 +70,26 @@ export class Metrics {
     collect: () => this.answerSources.copyTo(this.answers, (source) => ({ source })),
   });
 
-  /** The last phase of each application this replica answered for, bounded like the caches. */
-  private readonly phases = new Lru<string, { lattice: string; phase: string }>(50_000);
+  /**
+   * The last phase of each application this replica answered for, and when it last answered (a
+   * reused answer too), bounded like the caches. Another replica may answer the next calls, the
+   * finalize among them: a phase this replica has not confirmed for PHASE_TTL_MS is dropped, so
+   * that the gauge never keeps an application that is gone or answered elsewhere.
+   */
+  private readonly phases = new Lru<string, { pair: { lattice: string; phase: string }; at: number }>(50_000);
 
   readonly applications = new Gauge({
     name: `${PREFIX}applications`,
-    help: 'Applications by phase and lattice, as last answered by this replica.',
+    help: `Applications by phase and lattice, as this replica answered for them within the last ${PHASE_TTL_MS / 60_000} minutes.`,
     labelNames: ['lattice', 'phase'] as const,
     registers: [this.registry],
     collect: () => {
       this.applications.reset();
-      for (const key of this.phases.keys()) {
-        const { lattice, phase } = this.phases.get(key)!;
-        this.applications.inc({ lattice, phase });
+      const now = this.now();
+      for (const key of [...this.phases.keys()]) {
+        const { pair, at } = this.phases.get(key)!;
+        if (now - at >= PHASE_TTL_MS) this.phases.delete(key);
+        else this.applications.inc(pair);
       }
     },
   });
@@ -134,7 +148,10 @@ export class Metrics {
     this.answerSources.add(source, '');
   }
 
-  constructor(options: { defaultMetrics?: boolean } = {}) {
+  private readonly now: () => number;
+
+  constructor(options: { defaultMetrics?: boolean; now?: () => number } = {}) {
+    this.now = options.now ?? Date.now;
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
     this.buildInfo.set({ version: VERSION, node: process.version }, 1);
   }
@@ -148,7 +165,13 @@ export class Metrics {
     const key = `${lattice}\n${phase}`;
     let pair = this.phasePairs.get(key);
     if (!pair) this.phasePairs.set(key, (pair = { lattice, phase }));
-    this.phases.set(owner, pair);
+    this.phases.set(owner, { pair, at: this.now() });
+  }
+
+  /** This replica answered for the application again, from memory: its phase is unchanged and still true. */
+  confirmPhase(owner: string): void {
+    const entry = this.phases.get(owner);
+    if (entry) entry.at = this.now();
   }
 
   readonly driftCorrections = new Counter({
@@ -169,7 +192,7 @@ export class Metrics {
   observeWatch(watched: () => number): void {
     new Gauge({
       name: `${PREFIX}lattices_watched`,
-      help: 'Lattices whose wadm status and events this replica subscribes to: those a hook call used lately (idle ones are unsubscribed).',
+      help: "Lattices whose wadm status and events this replica subscribes to: those a hook call used lately (idle ones are unsubscribed).",
       registers: [this.registry],
       collect() {
         this.set(watched());
@@ -181,7 +204,7 @@ export class Metrics {
   observeCaches(caches: Record<'knowledge' | 'answers', { size: number; evictions: number }>, latticesAnswered: () => number): void {
     new Gauge({
       name: `${PREFIX}cache_entries`,
-      help: "Entries held in memory: knowledge (what wadm said of each application), answers (each object's derived manifest and settled answer) and lattices (when each lattice's wadm last answered; those older than the liveness window are swept).",
+      help: 'Entries held in memory: knowledge (what wadm said of each application), answers (each object\'s derived manifest and settled answer) and lattices (when each lattice\'s wadm last answered; those older than the liveness window are swept).',
       labelNames: ['cache'] as const,
       registers: [this.registry],
       collect() {

@@ -7,6 +7,7 @@ import type { Config } from '../plumbing/config.js';
 import { createHooks } from '../http/hooks.js';
 import { writeOperation } from '../core/steps.js';
 import { watchedFiles } from './files.js';
+import { replicaReadiness } from './readiness.js';
 import { startNatsLink } from '../lattice/connection.js';
 import { createLatticeLayer, type LatticeOptions } from './lattice.js';
 import { natsSecurityOptions } from '../lattice/nats-auth.js';
@@ -14,13 +15,16 @@ import { MemoryReclaimer, RECLAIM_CHECK_MS, runtimeReclaimDeps, type ReclaimDeps
 import { Metrics } from '../plumbing/metrics.js';
 import { buildServer } from '../http/server.js';
 
-const HOOK_TIMEOUT_MS = 10_000; // Metacontroller's default webhook timeout
+/** What a hook call leaves of Metacontroller's timeout for its answer to travel back. */
+const ANSWER_MARGIN_MS = 1000;
 
 export interface ServiceOptions extends LatticeOptions {
   now?: () => number;
   natsRetryDelayMs?: number;
   /** How often watched files (policy, token, certificate) are checked for changes. */
   fileCheckIntervalMs?: number;
+  /** How often a replica cut off from NATS asks its peers (wiring/readiness.ts). */
+  peerCheckMs?: number;
 }
 
 export function createService(config: Config, logger: Logger, options: ServiceOptions = {}) {
@@ -34,7 +38,7 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
     },
     logger.child({ component: 'nats' }),
   );
-  const metrics = new Metrics({ defaultMetrics: true });
+  const metrics = new Metrics({ defaultMetrics: true, now });
   const lattice = createLatticeLayer({ config, link, logger, metrics, now, options });
   const hookLattice = {
     perform: lattice.gateway.perform.bind(lattice.gateway),
@@ -43,21 +47,29 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
   };
 
   const files = watchedFiles(config, logger.child({ component: 'files' }), options.fileCheckIntervalMs);
-  let stopping = false;
+  const readiness = replicaReadiness({
+    graceMs: config.natsOutageGraceMs,
+    peers: config.peers,
+    tls: config.tlsCertFile !== undefined,
+    now,
+    isConnected: link.isConnected,
+    onStateChange: link.onStateChange,
+    logger: logger.child({ component: 'readiness' }),
+    ...(options.peerCheckMs !== undefined ? { peerCheckMs: options.peerCheckMs } : {}),
+  });
   const reclaimer = reclaimAfterBursts(runtimeReclaimDeps(), metrics, logger);
   const hooks = createHooks({
     lattice: hookLattice,
     tenancy: files.tenancy,
-    // Leave room for the last request's own timeout inside Metacontroller's.
-    budgetMs: Math.max(1000, HOOK_TIMEOUT_MS - 1000 - config.wadmTimeoutMs),
+    // Every wait of a call is cut to this budget (plumbing/deadline.ts): it ends within Metacontroller's timeout.
+    budgetMs: config.hookTimeoutMs - ANSWER_MARGIN_MS,
     now,
     cacheEntries: config.cacheEntries,
     onRun: (hook, run) => {
       // Only what wadm confirmed: a write that failed is logged at warn and counted nowhere.
       for (const write of run.facts.writes) {
         metrics.wadmWrites.inc({ operation: writeOperation(write) });
-        if (write.kind === 'deploy' && write.replacing)
-          metrics.driftCorrections.inc({ kind: write.replacing.deployed === null ? 'undeployed' : 'other_version' });
+        if (write.kind === 'deploy' && write.replacing) metrics.driftCorrections.inc({ kind: write.replacing.deployed === null ? 'undeployed' : 'other_version' });
       }
       // `owner` is `<namespace>/<name>`: the string the application already holds, not one more per application.
       const { owner, lattice: latticeName } = run.call.app;
@@ -68,13 +80,15 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
       metrics.countAnswer(source);
       reclaimer?.noteCall();
     },
+    onReused: (app) => metrics.confirmPhase(app.owner),
   });
   metrics.observeCaches({ knowledge: lattice.knowledge, answers: hooks.answers }, () => lattice.knowledge.latticesAnswered);
   const app = buildServer({
     hooks,
     logger,
     metrics,
-    isReady: () => !stopping && link.isConnected(),
+    readiness: readiness.state,
+    natsConnected: link.isConnected,
     bodyLimit: config.bodyLimitBytes,
     maxConcurrentHooks: config.maxConcurrentHooks,
     hookBytesInFlight: hookBytesInFlight(config),
@@ -92,7 +106,7 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
     metrics,
     /** Readiness drops first, calls in flight finish, then NATS is drained. */
     async shutdown(delayMs = 0): Promise<void> {
-      stopping = true;
+      readiness.stop();
       // Keep serving while Kubernetes takes the pod out of the Service's endpoints.
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       await app.close();

@@ -17,7 +17,7 @@ const ELSEWHERE = [
   /^docs\/operator-manual\//,
   /^examples\/rust\//,
   /^charts\/runtime-operator/,
-  /^bench\/results\//,
+  /^bench\/results/,
 ];
 const SRC_FOLDERS = ['core', 'lattice', 'http', 'plumbing', 'wiring', 'schema', 'cli', 'convert'];
 
