@@ -54,12 +54,13 @@ export function hookGate(deps: GateDeps, refuse: Refuse, closing: { now: boolean
     admit(request: FastifyRequest, reply: FastifyReply, done: () => void) {
       // Calls on kept-alive connections still arrive while the server closes.
       if (closing.now) return void refuse(request, reply.header('connection', 'close'), 503, 'the service is shutting down; retry');
-      // Cut off from NATS while a peer may answer: the status stays as it is; the next call goes to the peer.
-      const readiness = deps.readiness();
-      if (!readiness.answersHooks) return void refuse(request, reply.header('retry-after', '1'), 503, `${readiness.reason ?? 'not answering'}; retry`);
       if (deps.authorize && !deps.authorize(request.headers.authorization)) {
         return void refuse(request, reply.header('www-authenticate', 'Bearer'), 401, 'missing or wrong bearer token');
       }
+      // Cut off from NATS while a peer may answer: the status stays as it is; the next call goes to the peer.
+      const readiness = deps.readiness();
+      if (!readiness.answersHooks)
+        return void refuse(request, reply.header('retry-after', '1'), 503, `${readiness.reason ?? 'not answering'}; retry`);
       if (inFlight >= deps.maxConcurrentHooks) {
         // Metacontroller requeues after Retry-After; without it, it retries at once (a hot loop).
         return void refuse(request, reply.header('retry-after', '1'), 429, 'too many hook calls in flight; retry');
@@ -68,7 +69,12 @@ export function hookGate(deps: GateDeps, refuse: Refuse, closing: { now: boolean
       // turn rather than exhaust the heap. One call alone always passes (up to the body limit).
       const bytes = declaredBytes(request.headers['content-length'], deps.bodyLimit);
       if (inFlight > 0 && bytesInFlight + bytes > bytesBound) {
-        return void refuse(request, reply.header('retry-after', '1'), 429, `hook bodies in flight would exceed ${bytesBound} bytes (HOOK_BYTES_IN_FLIGHT); retry`);
+        return void refuse(
+          request,
+          reply.header('retry-after', '1'),
+          429,
+          `hook bodies in flight would exceed ${bytesBound} bytes (HOOK_BYTES_IN_FLIGHT); retry`,
+        );
       }
       inFlight++;
       bytesInFlight += bytes;

@@ -81,16 +81,31 @@ export function createHooks(deps: HookDeps): Hooks {
     });
   }
 
-  async function runNow(hook: HookName, request: HookRequest, log: Logger, caller: Caller, started: { now: number; endsAt: number }): Promise<Run> {
+  async function runNow(
+    hook: HookName,
+    request: HookRequest,
+    log: Logger,
+    caller: Caller,
+    started: { now: number; endsAt: number },
+  ): Promise<Run> {
     const app = answers.application(request.parent);
     // Taken now, before any await lets another call derive its own application.
     const body = answers.takeBody(app);
-    const call = callOf(request, deps.tenancy, { app, now: started.now, maxPayloadBytes: deps.lattice.maxPayloadBytes?.(), body: () => body });
+    const call = callOf(request, deps.tenancy, {
+      app,
+      now: started.now,
+      maxPayloadBytes: deps.lattice.maxPayloadBytes?.(),
+      body: () => body,
+    });
     const { lattice, ref } = call.app;
     const deadline = call.now + deps.budgetMs;
     // Every wait an action makes is cut to the time the call has left (plumbing/deadline.ts).
     const perform = (action: Action): Promise<ActionResult> => {
-      const stop = caller.gone() ? 'the caller hung up' : deps.now() > deadline || performance.now() >= started.endsAt ? `no time left within this hook call (${deps.budgetMs} ms)` : undefined;
+      const stop = caller.gone()
+        ? 'the caller hung up'
+        : deps.now() > deadline || performance.now() >= started.endsAt
+          ? `no time left within this hook call (${deps.budgetMs} ms)`
+          : undefined;
       if (stop) return Promise.resolve({ kind: 'unavailable', reason: 'Timeout', message: stop });
       return withinDeadline(started.endsAt, () => deps.lattice.perform(action.lattice ?? lattice, ref.name, action));
     };
@@ -132,16 +147,23 @@ function logRun(log: Logger, hook: HookName, run: Run): void {
   // A settled resync is the common call: build no child logger for it unless debug is on.
   if (!changed && !log.isLevelEnabled('debug')) return;
   const version = app.valid ? app.manifest.version : undefined;
-  const child = log.child({ namespace: app.ref.namespace, name: app.ref.name, generation: app.ref.generation, lattice: app.lattice, version });
+  const child = log.child({
+    namespace: app.ref.namespace,
+    name: app.ref.name,
+    generation: app.ref.generation,
+    lattice: app.lattice,
+    version,
+  });
   for (const write of run.facts.writes) child.info({ hook }, describeWrite(write));
-  for (const { write, reason } of run.facts.failed) child.warn({ hook, operation: writeOperation(write), reason }, `could not ${writeOperation(write)}: ${reason}`);
+  for (const { write, reason } of run.facts.failed)
+    child.warn({ hook, operation: writeOperation(write), reason }, `could not ${writeOperation(write)}: ${reason}`);
   const fields = { hook, phase: status.phase, requests: run.actions.length, resyncAfterSeconds: run.response.resyncAfterSeconds };
-  if (status.phase !== previousPhase) child.info({ ...fields, previousPhase, reason: status.conditions?.[0]?.reason }, status.message ?? '');
+  if (status.phase !== previousPhase)
+    child.info({ ...fields, previousPhase, reason: status.conditions?.[0]?.reason }, status.message ?? '');
   // Who holds a model that is not ours may be another tenant: its name goes to debug only.
   if (status.conditions?.[0]?.reason === 'OwnershipConflict' && run.facts.model) {
     child.debug({ owners: [...new Set(Object.values(run.facts.model.known).map((v) => v.owner))] }, 'owners of the versions read');
-  }
-  else child.debug(fields, 'no change');
+  } else child.debug(fields, 'no change');
 }
 
 function describeWrite(write: Write): string {

@@ -113,7 +113,13 @@ export function buildServer(deps: ServerDeps) {
 
   app.setNotFoundHandler((request, reply) => {
     // A hook path exists for POST only: say so, so that a misconfigured caller learns why.
-    if (hookAt(request.url)) return refuse(request, reply.header('allow', 'POST'), 405, `${request.method} is not allowed on ${request.url.split('?')[0]}; use POST`);
+    if (hookAt(request.url))
+      return refuse(
+        request,
+        reply.header('allow', 'POST'),
+        405,
+        `${request.method} is not allowed on ${request.url.split('?')[0]}; use POST`,
+      );
     return reply.code(404).send(errorBody(404, `no route ${request.method} ${request.url.split('?')[0]}`));
   });
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
@@ -137,7 +143,13 @@ function hookAt(url: string): HookName | undefined {
 }
 
 /** Answers a hook call; a settled answer from memory is sent at once, without a promise. */
-function handleHook(deps: ServerDeps, hook: HookName, request: FastifyRequest, reply: FastifyReply, refuse: Refuse): Promise<FastifyReply> | undefined {
+function handleHook(
+  deps: ServerDeps,
+  hook: HookName,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  refuse: Refuse,
+): Promise<FastifyReply> | undefined {
   const started = performance.now();
   const finished = () => deps.metrics.observeHookDuration(hook, (performance.now() - started) / 1000);
   const failed = (err: unknown): never => {

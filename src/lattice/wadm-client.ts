@@ -8,14 +8,7 @@ import { LatticeLimiters } from './limiter.js';
 import { timeLeft } from '../plumbing/deadline.js';
 import { apiSubject, grantFor, type ModelOperation } from './subjects.js';
 import type { KeyHolds } from '../core/facts.js';
-import {
-  GetReplySchema,
-  ListReplySchema,
-  ReplySchema,
-  StatusReplySchema,
-  VersionsReplySchema,
-  type WadmStatus,
-} from './wire.js';
+import { GetReplySchema, ListReplySchema, ReplySchema, StatusReplySchema, VersionsReplySchema, type WadmStatus } from './wire.js';
 import type { Static } from '@sinclair/typebox';
 
 export interface WadmClientOptions {
@@ -73,7 +66,11 @@ export class WadmClient {
    * The stored manifest's name (another lattice's model may share the key), annotations and size
    * as wadm serialises it (its KV value holds every version: see core/budget.ts).
    */
-  async metadata(lattice: string, name: string, version?: string): Promise<{ name: string; annotations: Record<string, string>; bytes: number } | null> {
+  async metadata(
+    lattice: string,
+    name: string,
+    version?: string,
+  ): Promise<{ name: string; annotations: Record<string, string>; bytes: number } | null> {
     const manifest = await this.manifest(lattice, name, version);
     if (manifest === null) return null;
     const { metadata } = manifest;
@@ -197,7 +194,8 @@ export class WadmClient {
       // Storage errors include KV compare-and-set conflicts between writers: worth a retry, if the
       // hook call has the time.
       const delay = STORAGE_RETRIES[attempt];
-      if (delay === undefined || timeLeft(delay + 1) <= delay) throw new WadmUnavailableError('StorageError', reply.message ?? STORAGE_ERROR);
+      if (delay === undefined || timeLeft(delay + 1) <= delay)
+        throw new WadmUnavailableError('StorageError', reply.message ?? STORAGE_ERROR);
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }

@@ -67,7 +67,9 @@ function duration(minMs: number, maxMs: number) {
   return (raw: string): number | Error => {
     const parts = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(raw) ? [...raw.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)] : [];
     const ms = parts.reduce((sum, [, amount, unit]) => sum + Number(amount) * UNITS[unit!]!, 0);
-    return parts.length > 0 && ms >= minMs && ms <= maxMs ? ms : new Error(`must be a duration such as 10s or 1m30s, from ${minMs / 1000}s to ${maxMs / 1000}s`);
+    return parts.length > 0 && ms >= minMs && ms <= maxMs
+      ? ms
+      : new Error(`must be a duration such as 10s or 1m30s, from ${minMs / 1000}s to ${maxMs / 1000}s`);
   };
 }
 
@@ -135,7 +137,8 @@ export const VARIABLES = {
     env: 'WADM_API_PREFIX',
     default: 'wadm.api',
     description: "Subject prefix of wadm's API (wadm's --api-prefix).",
-    parse: (raw) => (raw.split('.').every((t) => isSubjectToken(t)) ? raw : new Error('must be dot-separated tokens of letters, digits, "-" and "_"')),
+    parse: (raw) =>
+      raw.split('.').every((t) => isSubjectToken(t)) ? raw : new Error('must be dot-separated tokens of letters, digits, "-" and "_"'),
   },
   wadmTimeoutMs: {
     key: 'wadmTimeoutMs',
@@ -167,7 +170,10 @@ export const VARIABLES = {
     description:
       "`host:port` of the other replicas, comma-separated; a name that resolves to several addresses (the Deployment's headless Service) stands for each. A replica cut off from NATS asks them (GET /natsz) and stays out of the Service while one is connected.",
     parse: (raw) => {
-      const peers = raw.split(',').map((p) => p.trim()).filter((p) => p.length > 0);
+      const peers = raw
+        .split(',')
+        .map((p) => p.trim())
+        .filter((p) => p.length > 0);
       const bad = peers.find((p) => !/^[\w.-]+:\d{1,5}$/.test(p));
       return bad === undefined ? peers : new Error(`must be host:port entries, comma-separated ("${bad}")`);
     },
@@ -233,8 +239,7 @@ export const VARIABLES = {
     key: 'shutdownDelayMs',
     env: 'SHUTDOWN_DELAY_MS',
     default: '3000',
-    description:
-      'On SIGTERM, how long to keep serving with readiness false before closing, so Service endpoints drop this pod first.',
+    description: 'On SIGTERM, how long to keep serving with readiness false before closing, so Service endpoints drop this pod first.',
     parse: integer(0, 60_000),
   },
   modelCacheTtlSeconds: {
@@ -250,11 +255,10 @@ export const VARIABLES = {
     env: 'CACHE_ENTRIES',
     default: '20000',
     description:
-      "Applications whose derived manifest, settled answer and wadm facts are kept in memory (least recently used first out). Set it above the number of applications Metacontroller sends this service, or resyncs cost wadm requests.",
+      'Applications whose derived manifest, settled answer and wadm facts are kept in memory (least recently used first out). Set it above the number of applications Metacontroller sends this service, or resyncs cost wadm requests.',
     parse: integer(100, 1_000_000),
   },
 } satisfies { [K in keyof Config]: Variable<K> };
-
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
 

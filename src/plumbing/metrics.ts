@@ -192,7 +192,7 @@ export class Metrics {
   observeWatch(watched: () => number): void {
     new Gauge({
       name: `${PREFIX}lattices_watched`,
-      help: "Lattices whose wadm status and events this replica subscribes to: those a hook call used lately (idle ones are unsubscribed).",
+      help: 'Lattices whose wadm status and events this replica subscribes to: those a hook call used lately (idle ones are unsubscribed).',
       registers: [this.registry],
       collect() {
         this.set(watched());
@@ -204,7 +204,7 @@ export class Metrics {
   observeCaches(caches: Record<'knowledge' | 'answers', { size: number; evictions: number }>, latticesAnswered: () => number): void {
     new Gauge({
       name: `${PREFIX}cache_entries`,
-      help: 'Entries held in memory: knowledge (what wadm said of each application), answers (each object\'s derived manifest and settled answer) and lattices (when each lattice\'s wadm last answered; those older than the liveness window are swept).',
+      help: "Entries held in memory: knowledge (what wadm said of each application), answers (each object's derived manifest and settled answer) and lattices (when each lattice's wadm last answered; those older than the liveness window are swept).",
       labelNames: ['cache'] as const,
       registers: [this.registry],
       collect() {

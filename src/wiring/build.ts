@@ -69,7 +69,8 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
       // Only what wadm confirmed: a write that failed is logged at warn and counted nowhere.
       for (const write of run.facts.writes) {
         metrics.wadmWrites.inc({ operation: writeOperation(write) });
-        if (write.kind === 'deploy' && write.replacing) metrics.driftCorrections.inc({ kind: write.replacing.deployed === null ? 'undeployed' : 'other_version' });
+        if (write.kind === 'deploy' && write.replacing)
+          metrics.driftCorrections.inc({ kind: write.replacing.deployed === null ? 'undeployed' : 'other_version' });
       }
       // `owner` is `<namespace>/<name>`: the string the application already holds, not one more per application.
       const { owner, lattice: latticeName } = run.call.app;

@@ -17,7 +17,8 @@ let wadm: WadmRelay;
 let running: RunningService;
 
 before(async () => {
-  scenario = await startScenario();
+  // A short NATS_OUTAGE_GRACE: alone, the replica answers a NATS outage after it (wiring/readiness.ts).
+  scenario = await startScenario({ NATS_OUTAGE_GRACE: '1s' });
   ({ nats, wadm, running } = scenario);
 });
 after(() => scenario.stop());
@@ -161,15 +162,24 @@ describe('when NATS goes away', () => {
   });
 
   // Last: wadm and the simulated host do not reliably come back whole from a NATS restart.
-  it('answers 200 with Ready=Unknown, drops readiness, and recovers without a restart', async () => {
+  it('leaves calls to peers during the grace, then answers 200 with Ready=Unknown, and recovers without a restart', async () => {
     const mc = metacontroller();
     await deploy(mc, wasmApp().build());
     await nats.stop();
     await until(() => !running.service.link.isConnected());
-    assert.equal((await fetch(`${running.url}/readyz`)).status, 503);
     assert.equal((await fetch(`${running.url}/healthz`)).status, 200);
-
     mc.apply(wasmApp().described('edited while NATS was down').build() as never);
+    // Within NATS_OUTAGE_GRACE: not ready, and a call is refused (a peer would answer it), the status untouched.
+    const readyz = await fetch(`${running.url}/readyz`);
+    if (readyz.status === 503) {
+      const refused = await mc.reconcile('default', 'hello-world');
+      assert.ok(
+        refused.httpStatus === 503 || refused.httpStatus === 200,
+        `refused within the grace, or the grace is over: ${refused.error}`,
+      );
+    }
+    // Past it, with no peer connected: ready again, answering the outage.
+    await until(async () => (await fetch(`${running.url}/readyz`)).status === 200, { what: 'ready again past the grace' });
     const down = await mc.reconcile('default', 'hello-world');
     assert.equal(down.httpStatus, 200);
     const unknown = mc.get('default', 'hello-world')!;

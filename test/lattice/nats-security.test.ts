@@ -218,13 +218,19 @@ async function assertReachesNats(running: RunningService): Promise<void> {
   assert.match(ready.message, /\(NoResponders\)/, ready.message);
 }
 
+/**
+ * Not connected: alive, not ready, and (within NATS_OUTAGE_GRACE, 30 s by default) hook calls are
+ * left to a peer with 503 and Retry-After; past the grace it answers LatticeUnavailable
+ * (test/lattice/topology.test.ts).
+ */
 async function assertDisconnectedButServing(running: RunningService): Promise<void> {
   assert.equal(running.service.link.isConnected(), false);
   assert.equal(await statusOf(running.url, '/healthz'), 200);
   assert.equal(await statusOf(running.url, '/readyz'), 503);
-  const ready = await syncReady(running.url);
-  assert.deepEqual([ready.status, ready.reason], ['Unknown', 'LatticeUnavailable']);
-  assert.match(ready.message, /\(Disconnected\)/, ready.message);
+  const res = await fetch(`${running.url}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  assert.equal(res.status, 503);
+  assert.equal(res.headers.get('retry-after'), '1');
+  assert.match(((await res.json()) as { message: string }).message, /not connected to NATS/);
 }
 
 /** Connections the server refused so far: it logs an error line for each (bad credentials, failed TLS handshake). */

@@ -173,6 +173,7 @@ describe('charts/wasmcloud-metacontroller', () => {
     for (const hook of ['sync', 'finalize']) {
       const webhook = hooks.hooks[hook].webhook;
       assert.equal(webhook.timeout, '8s');
+      assert.equal(env['HOOK_TIMEOUT'], webhook.timeout, 'the service ends every call within the timeout Metacontroller gives it');
       assert.deepEqual([webhook.service.protocol, webhook.service.port], ['https', 443]);
       assert.equal(webhook.authorization.secretRef.name, 'hook-token');
       assert.equal(webhook.caBundle.secretRef.name, 'hook-tls');
@@ -183,9 +184,10 @@ describe('charts/wasmcloud-metacontroller', () => {
     assert.equal(one('PodMonitor', 'wasmcloud-metacontroller')['spec'].podMetricsEndpoints[0].scheme, 'https');
 
     const policyObject = one('NetworkPolicy', 'wasmcloud-metacontroller')['spec'];
-    assert.deepEqual(policyObject.egress[1], { to: [{ ipBlock: { cidr: '10.20.0.0/16' } }], ports: [{ port: 4443, protocol: 'TCP' }] });
+    assert.deepEqual(policyObject.egress[2], { to: [{ ipBlock: { cidr: '10.20.0.0/16' } }], ports: [{ port: 4443, protocol: 'TCP' }] });
     assert.equal(policyObject.ingress[0].from[0].namespaceSelector.matchLabels['kubernetes.io/metadata.name'], 'metacontroller-system');
-    assert.deepEqual(policyObject.ingress[1].from[0].podSelector.matchLabels, { app: 'prometheus' });
+    assert.deepEqual(policyObject.ingress[2].from[0].podSelector.matchLabels, { app: 'prometheus' });
+    assert.equal(env['PEERS'], `wasmcloud-metacontroller-peers.${NAMESPACE}.svc:8080`);
     assert.equal(one('PodDisruptionBudget', 'wasmcloud-metacontroller')['spec'].minAvailable, 2);
     assert.equal(one('Namespace', NAMESPACE)['metadata'].labels['pod-security.kubernetes.io/enforce'], 'restricted');
     for (const kind of ['PodMonitor', 'PrometheusRule']) one(kind, 'wasmcloud-metacontroller');

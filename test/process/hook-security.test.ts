@@ -12,7 +12,8 @@ import { wasmApp, hookRequest } from '../support/resources.js';
 import { startService } from '../support/service.js';
 import { until } from '../support/wait.js';
 
-const NO_NATS = { NATS_URL: 'nats://127.0.0.1:1' };
+// No NATS, and no grace (wiring/readiness.ts): a lone replica cut off from NATS answers hooks at once.
+const NO_NATS = { NATS_URL: 'nats://127.0.0.1:1', NATS_OUTAGE_GRACE: '0s' };
 const body = JSON.stringify(hookRequest(wasmApp().build()));
 
 function post(url: string, headers: Record<string, string> = {}) {

@@ -86,6 +86,7 @@ describe('kubectl kustomize', () => {
       'NetworkPolicy/wasmcloud-metacontroller',
       'PodDisruptionBudget/wasmcloud-metacontroller',
       'Service/wasmcloud-metacontroller',
+      'Service/wasmcloud-metacontroller-peers',
       'ServiceAccount/wasmcloud-metacontroller',
     ]);
     // The CRD goes out as generated, with only the common part-of label added.
@@ -179,7 +180,15 @@ describe('the Deployment', () => {
     for (const env of c['env'] ?? []) assert.ok(envNames.has(env.name), `${env.name} is not in src/plumbing/config.ts`);
     assert.deepEqual(c['envFrom'], [{ configMapRef: { name: configMap()['metadata'].name } }]);
     const data = configMap()['data'] as Record<string, string>;
-    assert.deepEqual(Object.keys(data).sort(), ['DEFAULT_LATTICE', 'LOG_LEVEL', 'NATS_URL', 'WADM_API_PREFIX', 'WADM_TIMEOUT_MS']);
+    assert.deepEqual(Object.keys(data).sort(), [
+      'DEFAULT_LATTICE',
+      'HOOK_TIMEOUT',
+      'LOG_LEVEL',
+      'NATS_URL',
+      'PEERS',
+      'WADM_API_PREFIX',
+      'WADM_TIMEOUT_MS',
+    ]);
     for (const name of Object.keys(data)) assert.ok(envNames.has(name), `${name} is not in src/plumbing/config.ts`);
     const loaded = loadConfig(data);
     assert.ok(loaded.ok, loaded.ok ? '' : loaded.errors.join('; '));
@@ -214,7 +223,7 @@ describe('the Deployment', () => {
 
 describe('the CompositeController and the Service', () => {
   it("calls the Service on port 80, whose target port http is the container's 8080, at the paths the server registers", () => {
-    const service = only(manifests(), 'Service');
+    const service = only(manifests(), 'Service', 'wasmcloud-metacontroller');
     const controller = only(manifests(), 'CompositeController');
     assert.deepEqual(controller['spec'].parentResource, { apiVersion: `${GROUP}/${VERSION}`, resource: PLURAL });
     for (const [hook, path] of Object.entries(HOOK_PATHS)) {
@@ -233,6 +242,24 @@ describe('the CompositeController and the Service', () => {
     assert.equal(container()['ports'].find((p: Obj) => p['name'] === port['targetPort']).containerPort, 8080);
     assert.deepEqual(service['spec'].selector, deployment()['spec'].selector.matchLabels);
   });
+
+  it("gives the service the same hook timeout as Metacontroller's, so that every call ends within it", () => {
+    const controller = only(manifests(), 'CompositeController');
+    const data = configMap()['data'] as Record<string, string>;
+    for (const hook of Object.keys(HOOK_PATHS))
+      assert.equal(controller['spec'].hooks[hook].webhook.timeout, data['HOOK_TIMEOUT'], `${hook} hook`);
+  });
+
+  it('lets each replica find every other, ready or not, through the headless Service that PEERS names', () => {
+    const peers = only(manifests(), 'Service', 'wasmcloud-metacontroller-peers');
+    assert.equal(peers['spec'].clusterIP, 'None');
+    assert.equal(peers['spec'].publishNotReadyAddresses, true);
+    assert.deepEqual(peers['spec'].selector, deployment()['spec'].selector.matchLabels);
+    const port = (peers['spec'].ports as Obj[])[0]!;
+    assert.equal(container()['ports'].find((p: Obj) => p['name'] === port['targetPort']).containerPort, port['port']);
+    const data = configMap()['data'] as Record<string, string>;
+    assert.equal(data['PEERS'], `${peers['metadata'].name}.${peers['metadata'].namespace}.svc:${port['port']}`);
+  });
 });
 
 describe('the NetworkPolicy', () => {
@@ -243,14 +270,18 @@ describe('the NetworkPolicy', () => {
     assert.deepEqual(policy()['spec'].podSelector.matchLabels, deployment()['spec'].selector.matchLabels);
     assert.deepEqual(policy()['spec'].policyTypes, ['Ingress', 'Egress']);
     const rules = policy()['spec'].ingress as Obj[];
-    const sources = rules.map((r) => namespaceOf(r['from'][0]));
-    assert.deepEqual(sources, ['metacontroller', 'monitoring']);
-    assert.deepEqual(rules[1]!['from'][0].podSelector.matchLabels, { 'app.kubernetes.io/name': 'prometheus' });
+    const sources = rules.map((r) => namespaceOf(r['from'][0]) ?? r['from'][0].podSelector.matchLabels['app.kubernetes.io/name']);
+    // The middle rule: the other replicas (a podSelector alone: this namespace) asking for /natsz.
+    assert.deepEqual(sources, ['metacontroller', 'wasmcloud-metacontroller', 'monitoring']);
+    assert.deepEqual(rules[1]!['from'][0].podSelector.matchLabels, deployment()['spec'].selector.matchLabels);
+    assert.deepEqual(rules[2]!['from'][0].podSelector.matchLabels, { 'app.kubernetes.io/name': 'prometheus' });
     for (const rule of rules) assert.deepEqual(rule['ports'], [{ port: 'http', protocol: 'TCP' }]);
   });
 
-  it('lets the pods reach only DNS and the NATS of examples/lattice', () => {
-    const [dns, nats] = policy()['spec'].egress as Obj[];
+  it('lets the pods reach only their peers, DNS and the NATS of examples/lattice', () => {
+    const [peers, dns, nats] = policy()['spec'].egress as Obj[];
+    assert.deepEqual(peers!['to'], [{ podSelector: { matchLabels: deployment()['spec'].selector.matchLabels } }]);
+    assert.deepEqual(peers!['ports'], [{ port: 8080, protocol: 'TCP' }]);
     assert.equal(dns!['to'], undefined);
     assert.deepEqual(
       dns!['ports'].map((p: Obj) => p['port']),
@@ -260,7 +291,7 @@ describe('the NetworkPolicy', () => {
     const natsPod = only(render('examples/lattice'), 'StatefulSet', 'nats');
     assert.equal(namespaceOf(nats!['to'][0]), natsPod['metadata'].namespace);
     assert.deepEqual(nats!['to'][0].podSelector.matchLabels, natsPod['spec'].selector.matchLabels);
-    assert.equal((policy()['spec'].egress as Obj[]).length, 2);
+    assert.equal((policy()['spec'].egress as Obj[]).length, 3);
   });
 });
 

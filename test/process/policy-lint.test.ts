@@ -97,7 +97,13 @@ describe('the service and a colliding policy', () => {
 
   it('with LATTICE_POLICY_STRICT=true keeps the previous policy when a reload would collide', async () => {
     const path = policyFile(TEAM_ONLY);
-    const service = await startServiceProcess({ NATS_URL: 'nats://127.0.0.1:1', LATTICE_POLICY_FILE: path, LATTICE_POLICY_STRICT: 'true' });
+    // No NATS and no grace (wiring/readiness.ts): a lone replica answers at once.
+    const service = await startServiceProcess({
+      NATS_URL: 'nats://127.0.0.1:1',
+      NATS_OUTAGE_GRACE: '0s',
+      LATTICE_POLICY_FILE: path,
+      LATTICE_POLICY_STRICT: 'true',
+    });
     try {
       writeFileSync(path, TEAMS);
       while (!service.logs.some((l) => l['level'] === 50 && String(l['err']).includes('collide in wadm')))

@@ -23,6 +23,8 @@ export interface BuildOptions extends Omit<TestHooksOptions, 'now'> {
   /** The test's clock, for the hooks (default: the test epoch) and the pacing of rejection log lines (default: the wall clock). */
   now?: () => number;
   ready?: boolean;
+  /** What wiring/readiness.ts would say; default: from `ready`, hooks answered either way. */
+  readiness?: () => { ready: boolean; answersHooks: boolean; reason?: string };
   bodyLimit?: number;
   maxConcurrentHooks?: number;
   hookBytesInFlight?: number;
@@ -39,6 +41,7 @@ export function build(t: Cleanups, options: BuildOptions = {}) {
     lattice = new MemoryLattice(),
     now,
     ready = true,
+    readiness,
     bodyLimit = 16 * 1024 * 1024,
     maxConcurrentHooks = 64,
     hookBytesInFlight,
@@ -54,7 +57,10 @@ export function build(t: Cleanups, options: BuildOptions = {}) {
     hooks: testHooks(lattice, { ...hooks, ...(now ? { now } : {}) }),
     logger: createLogger(logLevel, sink),
     metrics,
-    isReady: () => ready,
+    readiness:
+      readiness ??
+      (() => (ready ? { ready: true, answersHooks: true } : { ready: false, answersHooks: true, reason: 'not connected to NATS' })),
+    natsConnected: () => ready,
     bodyLimit,
     maxConcurrentHooks,
     ...(hookBytesInFlight ? { hookBytesInFlight } : {}),

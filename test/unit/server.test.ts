@@ -146,8 +146,10 @@ describe('a burst above capacity', () => {
     let waiting = 0;
     const slow: Lattice = { perform: async (l, n, a) => (waiting++, await gate, memory.perform(l, n, a)) };
     const { app } = build(t, { lattice: slow, maxConcurrentHooks: 2 });
-    const send = () => app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().build()) });
-    const first = [send(), send()];
+    // Two objects: Metacontroller sends one call per object at a time, and so does the service.
+    const send = (name = 'hello-world') =>
+      app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().named(name).build()) });
+    const first = [send('a'), send('b')];
     await until(() => waiting === 2, { what: 'both calls wait for wadm' });
     const refused = await send();
     assert.equal(refused.statusCode, 429);
@@ -309,6 +311,27 @@ describe('probes and metrics', () => {
     const ready = await app.inject('/readyz');
     assert.equal(ready.statusCode, 503);
     assert.match(ready.json().reason, /NATS/);
+  });
+
+  it('refuses hook calls 503 with Retry-After while this replica leaves them to a peer, and says why', async (t) => {
+    const lattice = new MemoryLattice();
+    const { app } = build(t, {
+      lattice,
+      readiness: () => ({ ready: false, answersHooks: false, reason: 'not connected to NATS for 3 s (grace 30 s)' }),
+    });
+    const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().build()) });
+    assert.equal(res.statusCode, 503);
+    assert.equal(res.headers['retry-after'], '1');
+    assert.match(res.json().message, /not connected to NATS for 3 s/);
+    assert.equal(lattice.lattices.length, 0, 'nothing was asked of the lattice');
+    assert.equal((await app.inject('/readyz')).statusCode, 503);
+  });
+
+  it('tells peers in one word whether it is connected to NATS (/natsz)', async (t) => {
+    assert.deepEqual((await build(t, { ready: true }).app.inject('/natsz')).json(), { connected: true });
+    const down = await build(t, { ready: false }).app.inject('/natsz');
+    assert.equal(down.statusCode, 503);
+    assert.deepEqual(down.json(), { connected: false });
   });
 
   it('serves Prometheus text with hook counters', async (t) => {
