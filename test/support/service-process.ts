@@ -31,10 +31,12 @@ export interface ServiceProcess {
 export interface ServiceProcessOptions {
   /** Run `BUILT_MAIN` with plain node instead of the sources through tsx. */
   built?: boolean;
+  /** Listen on this port (replicas that name each other in PEERS need theirs before they start). */
+  port?: number;
 }
 
 export async function startServiceProcess(env: Record<string, string>, options: ServiceProcessOptions = {}): Promise<ServiceProcess> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   // Built: with the flags the image runs it with (--expose-gc lets the service give memory back).
   const args = options.built ? [...START_FLAGS, BUILT_MAIN] : ['--import', 'tsx', SOURCE_MAIN];
   const child = spawn(process.execPath, args, {

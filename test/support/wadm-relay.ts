@@ -6,7 +6,7 @@
 // test releases it (a slow wadm, a timeout, a race). Everything else is the real wadm's behaviour.
 import { connect, type Msg, type NatsConnection, type Subscription } from 'nats';
 import { untilWadmHoldsOnly } from './host-sim/wadm-ready.js';
-import { until } from './wait.js';
+import { sleep, until } from './wait.js';
 import { startWadm, type WadmProcess } from './wadm.js';
 
 const PUBLIC_PREFIX = 'wadm.api';
@@ -56,6 +56,8 @@ interface Rule {
 export class WadmRelay {
   private readonly log: RelayedRequest[] = [];
   private rules: Rule[] = [];
+  /** Every request waits this long at the relay before wadm sees it (a busy wadm), until reset(). */
+  private delayMs = 0;
   private sub: Subscription | undefined;
   private wadm: WadmProcess | undefined;
 
@@ -89,6 +91,11 @@ export class WadmRelay {
     return held;
   }
 
+  /** From now on every request reaches wadm `ms` later, as from a wadm busy with other lattices. */
+  slow(ms: number): void {
+    this.delayMs = ms;
+  }
+
   /** Stops listening: requests then fail with NATS "no responders", as with no wadm running. */
   async pause(): Promise<void> {
     this.sub?.unsubscribe();
@@ -105,6 +112,7 @@ export class WadmRelay {
 
   /** Forgets faults and the request log. */
   reset(): void {
+    this.delayMs = 0;
     this.rules = [];
     this.log.length = 0;
   }
@@ -182,6 +190,11 @@ export class WadmRelay {
       ...(name === undefined ? {} : { name }),
       ...(contentType === undefined ? {} : { contentType }),
     });
+    if (this.delayMs > 0) return sleep(this.delayMs).then(() => this.route(msg, operation));
+    return this.route(msg, operation);
+  }
+
+  private route(msg: Msg, operation: string): Promise<void> | void {
     const rule = this.rules.find((r) => r.op === operation);
     if (rule === undefined) return this.forward(msg);
     if (--rule.left === 0) this.rules = this.rules.filter((r) => r !== rule);

@@ -1,0 +1,73 @@
+// A hook call ends within Metacontroller's timeout, end to end: 48 concurrent edits against a
+// wadm that answers slowly (the relay holds every request 1.5 s), so that calls wait for lattice
+// slots and replies longer than HOOK_TIMEOUT allows. Counted: no call is abandoned by the
+// emulator's timeout (HOOK_TIMEOUT, 10 s as compositecontroller.yaml says); in the end wadm has
+// the newest desired version of every application deployed.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { condition, metacontrollerFor, type PassResult } from '../support/metacontroller.js';
+import { wasmApp } from '../support/resources.js';
+import { startScenario, WADM_WAIT, type Scenario } from '../support/scenario.js';
+import { until } from '../support/wait.js';
+
+const APPS = Array.from({ length: 48 }, (_, i) => `edit-${i}`);
+let scenario: Scenario;
+
+before(async () => {
+  // 48 calls of a few requests each against 32 request slots per lattice: many wait for one.
+  scenario = await startScenario({ WADM_TIMEOUT_MS: '3000' });
+});
+after(() => scenario.stop());
+
+describe('a hook call under a slow wadm', () => {
+  it('ends within its budget, and the newest desired version is what wadm deploys', async () => {
+    const mc = metacontrollerFor(scenario.running.url);
+    for (const name of APPS) mc.apply(wasmApp().named(name).build() as never);
+    await Promise.all(APPS.map((name) => mc.waitFor('default', name, (obj) => condition(obj, 'Ready')?.status === 'True', WADM_WAIT)));
+
+    scenario.wadm.slow(1500);
+    const results: PassResult[] = [];
+    const edit = (n: number) => {
+      for (const name of APPS)
+        mc.apply(
+          wasmApp()
+            .named(name)
+            .with({ description: `edit ${n}` })
+            .build() as never,
+        );
+    };
+    edit(1);
+    const pass = () => Promise.all(APPS.map((name) => mc.reconcile('default', name).then((r) => void results.push(r))));
+    await pass();
+    edit(2); // a second edit while the first may still be on its way
+    const desired = new Map<string, string>();
+    let deployed: (string | null | undefined)[] = [];
+    await until(
+      async () => {
+        await pass();
+        for (const name of APPS) desired.set(name, (mc.get('default', name)!.status as { version: string }).version);
+        deployed = await Promise.all(APPS.map(async (name) => (await scenario.wadm.model('default', name))?.deployed));
+        return APPS.every(
+          (name, i) => deployed[i] === desired.get(name) && condition(mc.get('default', name), 'Ready')?.status !== 'False',
+        );
+      },
+      {
+        what: () => {
+          const i = Math.max(
+            0,
+            APPS.findIndex((n, j) => deployed[j] !== desired.get(n) || condition(mc.get('default', n), 'Ready')?.status === 'False'),
+          );
+          const name = APPS[i]!;
+          return `every edit deployed; ${name}: ${JSON.stringify(mc.get('default', name)!.status)}, wadm deployed ${deployed[i]}, last: ${JSON.stringify(results.at(-1))}`;
+        },
+        timeoutMs: 240_000,
+        intervalMs: 500,
+      },
+    );
+    const abandoned = results.filter((r) => r.error?.includes('deadline exceeded'));
+    assert.equal(abandoned.length, 0, `calls Metacontroller would have abandoned: ${abandoned.length} of ${results.length}`);
+    assert.ok(results.length >= 2 * APPS.length, 'every application was called at least twice');
+    const failed = results.filter((r) => r.error !== undefined);
+    assert.deepEqual(failed, [], 'every call was answered (an honest LatticeUnavailable at worst)');
+  });
+});
