@@ -132,14 +132,20 @@ export function startNatsLink(options: NatsLinkOptions, logger: Logger): NatsLin
       const up = connected;
       connection = undefined;
       setConnected(false);
-      if (nc && !nc.isClosed()) {
-        // drain() of a connection that is reconnecting resolves after ~2 s without closing it
-        // (nats.js 2.29), which then reconnects forever: only drain a live one, then close.
-        if (up) await nc.drain().catch(() => undefined);
-        if (!nc.isClosed()) await nc.close();
-      }
+      if (nc) await closeConnection(nc, up);
     },
   };
+}
+
+/**
+ * Drains a live connection, then closes it whatever drain() did: drain() of a connection that is
+ * reconnecting resolves after ~2 s without closing it (nats.js 2.29), which then reconnects forever
+ * and keeps its process alive. `live: false` skips the drain when the caller knows it is down.
+ */
+export async function closeConnection(nc: NatsConnection, live = true): Promise<void> {
+  if (nc.isClosed()) return;
+  if (live) await nc.drain().catch(() => undefined);
+  if (!nc.isClosed()) await nc.close();
 }
 
 function errorText(err: unknown): string {

@@ -2,6 +2,7 @@
 // (lattice-host-protocol.md). Each host subscribes to its control subjects, announces itself (host_started,
 // host_heartbeat, host_stopped) and answers wadm's requests (./host-sim/handlers.ts); components and providers
 // "start" instantly and nothing is pulled. What wadm made the hosts run can be read back through the views.
+import { closeConnection } from '../../src/lattice/connection.js';
 import { connect, nkeys, type NatsConnection, type Subscription } from 'nats';
 import { EventPacer, type PublishedEvent } from './host-sim/events.js';
 import { handle, type Context, type CtlRequest, type HostState, type LatticeData, type Link, type StringMap } from './host-sim/handlers.js';
@@ -169,8 +170,7 @@ export class SimulatedLattice {
     this.stopping ??= (async () => {
       clearInterval(this.timer);
       for (const id of [...this.live.keys()]) await this.stopHost(id).catch(() => undefined);
-      // After a NATS restart the connection may still be catching up: then close without draining.
-      if (!this.nc.isClosed()) await this.nc.drain().catch(() => this.nc.close());
+      await closeConnection(this.nc);
     })();
     return this.stopping;
   }

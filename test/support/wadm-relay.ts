@@ -4,6 +4,7 @@
 // a test asked for a fault: no responders (pause), a request that never reaches wadm, a reply that
 // is lost after wadm acted, wadm's storage-error reply, a refusal, or a request held until the
 // test releases it (a slow wadm, a timeout, a race). Everything else is the real wadm's behaviour.
+import { closeConnection } from '../../src/lattice/connection.js';
 import { connect, type Msg, type NatsConnection, type Subscription } from 'nats';
 import { untilWadmHoldsOnly } from './host-sim/wadm-ready.js';
 import { sleep, until } from './wait.js';
@@ -163,7 +164,7 @@ export class WadmRelay {
 
   async stop(): Promise<void> {
     await this.wadm?.stop();
-    if (!this.nc.isClosed()) await this.nc.drain().catch(() => this.nc.close());
+    await closeConnection(this.nc);
   }
 
   /** Any request to the real wadm past the relay (not logged, never faulted), e.g. `put` to fill a lattice. */
