@@ -35,6 +35,8 @@ export interface Call {
   now: number;
   /** The NATS server's max_payload, while connected: a larger manifest is a spec problem. */
   maxPayloadBytes: number | undefined;
+  /** How long after a deploy wadm's latest status is taken to describe it without other evidence (evidence.ts). */
+  deployGraceMs?: number;
   /** The put body: rarely needed (only when its version is absent), so rendered on demand. */
   body(): string;
 }
@@ -58,7 +60,13 @@ export function applicationOf(parent: Parent, defaultLattice: string): { app: Ap
 export function callOf(
   request: HookRequest,
   tenancy: Tenancy,
-  options: { app?: Application; now: number; maxPayloadBytes?: number | undefined; body?: () => string | undefined },
+  options: {
+    app?: Application;
+    now: number;
+    maxPayloadBytes?: number | undefined;
+    deployGraceMs?: number | undefined;
+    body?: () => string | undefined;
+  },
 ): Call {
   const app = options.app ?? applicationOf(request.parent, tenancy.defaultLattice).app;
   return {
@@ -70,6 +78,7 @@ export function callOf(
     previousStatus: request.parent.status,
     now: options.now,
     maxPayloadBytes: options.maxPayloadBytes,
+    ...(options.deployGraceMs !== undefined ? { deployGraceMs: options.deployGraceMs } : {}),
     body: () => options.body?.() ?? applicationOf(request.parent, tenancy.defaultLattice).body!,
   };
 }

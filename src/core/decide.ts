@@ -20,6 +20,7 @@ import { withFormer, type Decision, type Step } from './answer.js';
 import { roomForPut } from './budget.js';
 import type { Drift, LatticeFacts, ModelFacts, Write } from './facts.js';
 import { collision, holdsAnotherIndex, indexReader, modelNameOf, nameCollision, shadowedLattice } from './collisions.js';
+import { awaitingReport } from './evidence.js';
 import { adopts, newestOwned, ownership } from './ownership.js';
 import { verdict, type Verdict } from './reasons.js';
 import * as say from './reasons.js';
@@ -78,10 +79,11 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
   const deploy = facts.writes.find(
     (w): w is Extract<Write, { kind: 'deploy' }> => w.kind === 'deploy' && w.lattice === undefined && w.version === version,
   );
-  if (deploy) return { verdict: justDeployed(version, deploy.replacing && say.drift(deploy.replacing)) };
+  if (deploy) return { verdict: justDeployed(version, deploy.replacing && say.drift(deploy.replacing), facts.deployedAt ?? call.now) };
   if (facts.status === undefined) return { action: { kind: 'read-status' } };
-  // Still waiting for wadm to speak of our deploy: keep saying what drift it healed.
-  if (facts.status.predatesDeploy) return { verdict: justDeployed(version, say.healedBefore(call.previousStatus, version)) };
+  // Still waiting for wadm to speak of the deploy (evidence.ts): keep saying what drift it healed.
+  const since = awaitingReport(call, version, facts.status);
+  if (since !== undefined) return { verdict: justDeployed(version, say.healedBefore(call.previousStatus, version), since) };
   return { verdict: fromWadm(version, app.lattice, facts.status) };
 }
 

@@ -47,8 +47,12 @@ export interface LatticeStatus {
 
 export interface StatusFacts {
   status: LatticeStatus;
-  /** wadm published it before our deploy of the current version was acknowledged. */
+  /** wadm published it before this replica's own deploy of the current version was acknowledged. */
   predatesDeploy: boolean;
+  /** This replica heard wadm publish it after its own acknowledged deploy: evidence needing no clock. */
+  followsOwnDeploy?: boolean;
+  /** When this replica heard wadm publish it (its status stream), on the shell's clock; absent for a status read. */
+  heardAt?: number;
 }
 
 export interface LatticeFacts {
@@ -67,6 +71,8 @@ export interface LatticeFacts {
   former?: Readonly<Record<string, LatticeFacts>>;
   /** Writes wadm confirmed in this call. */
   writes: Write[];
+  /** When wadm acknowledged this call's deploy, on the shell's clock. */
+  deployedAt?: number;
   /** Writes wadm refused or never answered, with why: logged, never counted as done. */
   failed: { write: Write; reason: string }[];
 }
@@ -115,7 +121,8 @@ export type ActionResult =
   | { kind: 'version'; version: string; facts: VersionFacts | null }
   | { kind: 'status'; status: StatusFacts }
   | { kind: 'key'; key: string; holds: KeyHolds }
-  | { kind: 'done' }
+  /** `at`: when wadm acknowledged it, on the shell's clock (deploys: the anchor of status.deployedAt). */
+  | { kind: 'done'; at?: number }
   /** The write found the model other than we thought (version exists, app gone): read it again. */
   | { kind: 'stale' }
   | { kind: 'rejected'; message: string }
@@ -151,9 +158,11 @@ export function learn(facts: LatticeFacts, action: Action, result: ActionResult)
       if (write.kind === 'delete' && write.version !== null) return { ...facts, failed, pruneBlocked: true };
       return { ...facts, failed, rejected: { step: write.kind, message: result.message } };
     }
-    case 'done':
+    case 'done': {
       if (!isWrite(action)) return facts;
-      return { ...facts, writes: [...facts.writes, action], model: afterWrite(facts.model, action) };
+      const learnt = { ...facts, writes: [...facts.writes, action], model: afterWrite(facts.model, action) };
+      return action.kind === 'deploy' && result.at !== undefined ? { ...learnt, deployedAt: result.at } : learnt;
+    }
   }
 }
 

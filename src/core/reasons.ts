@@ -2,6 +2,7 @@
 // again, and who can fix it. Reasons are API: users alert on them, Argo CD and Flux read them, and
 // the status table of docs/resource.md is checked against this catalogue by a test.
 import { SCALER_STATES, type ConditionStatus, type Phase, type ScalerStatus } from '../schema/status.js';
+import { deployedAtOf } from './evidence.js';
 import type { Drift } from './facts.js';
 import { ADOPT_ANNOTATION, OWNER_ANNOTATION } from './names.js';
 
@@ -219,6 +220,8 @@ export interface Verdict {
   message: string;
   version?: string;
   deployedVersion?: string | null;
+  /** Since when wadm's report on deployedVersion is awaited (evidence.ts). */
+  deployedAt?: string;
   scalers?: ScalerStatus[];
 }
 
@@ -261,6 +264,7 @@ export function latticeNotPermitted(lattice: string, message: string, version: s
   return verdict('LatticeNotPermitted', text, {
     ...(version !== undefined ? { version } : {}),
     deployedVersion: last.deployedVersion,
+    ...(last.deployedAt !== undefined ? { deployedAt: last.deployedAt } : {}),
     scalers: last.scalers,
   });
 }
@@ -294,6 +298,7 @@ export function unavailable(
   return verdict('LatticeUnavailable', message, {
     ...(version !== undefined ? { version } : {}),
     deployedVersion: last.deployedVersion,
+    ...(last.deployedAt !== undefined ? { deployedAt: last.deployedAt } : {}),
     scalers: last.scalers,
   });
 }
@@ -357,15 +362,18 @@ export function drift(replacing: Drift): string {
 }
 
 /** What the previous status said about wadm, carried over while wadm cannot be asked. */
-function lastKnown(previous: unknown): { deployedVersion: string | null; scalers: ScalerStatus[] } {
-  const status = (previous ?? {}) as { deployedVersion?: unknown; scalers?: unknown };
+function lastKnown(previous: unknown): { deployedVersion: string | null; deployedAt?: string; scalers: ScalerStatus[] } {
+  const status = (previous ?? {}) as { deployedVersion?: unknown; deployedAt?: unknown; scalers?: unknown };
   const deployedVersion = typeof status.deployedVersion === 'string' ? status.deployedVersion : null;
+  // Still awaiting wadm's report: the anchor must outlive an outage, or the answer after it could be taken as evidence.
+  const at = deployedVersion !== null && typeof status.deployedAt === 'string' ? Date.parse(status.deployedAt) : NaN;
+  const awaited = Number.isNaN(at) ? {} : { deployedAt: deployedAtOf(at) };
   const scalers = Array.isArray(status.scalers)
     ? status.scalers
         .filter(isScalerStatus)
         .map(({ kind, name, status, message }) => (message === undefined ? { kind, name, status } : { kind, name, status, message }))
     : [];
-  return { deployedVersion, scalers };
+  return { deployedVersion, ...awaited, scalers };
 }
 
 function isScalerStatus(value: unknown): value is ScalerStatus {

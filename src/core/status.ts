@@ -10,6 +10,7 @@ import {
   type ScalerStatus,
 } from '../schema/status.js';
 import type { LatticeStatus, StatusFacts } from './facts.js';
+import { deployedAtOf } from './evidence.js';
 import { byCodeUnits } from './order.js';
 import { REASONS, verdict, type Pace, type Verdict } from './reasons.js';
 
@@ -50,6 +51,7 @@ export function buildStatus(context: StatusContext, verdict: Verdict): StatusAns
   if (former.length > 0) status.formerLattices = former;
   if (verdict.version !== undefined) status.version = verdict.version;
   if (verdict.deployedVersion) status.deployedVersion = verdict.deployedVersion;
+  if (verdict.deployedVersion && verdict.deployedAt) status.deployedAt = verdict.deployedAt;
   status.phase = verdict.phase;
   status.message = message;
   if (verdict.scalers && verdict.scalers.length > 0) status.scalers = verdict.scalers;
@@ -76,10 +78,17 @@ export function resyncDelay(pace: Pace, ageMs: number): number | undefined {
   return delays[bucket];
 }
 
-/** wadm acknowledged our deploy; anything it said before is about the previous version. */
-export function justDeployed(version: string, healed?: string): Verdict {
+/**
+ * wadm deployed the version (`since`: when, status.deployedAt); what it said before is about the
+ * previous version. Without `since` (the CLI's view) no anchor is written.
+ */
+export function justDeployed(version: string, healed?: string, since?: number): Verdict {
   const message = `${healed ? `${healed}; redeployed` : 'Deployed'} version ${version}; waiting for wadm to report its status`;
-  return verdict('Progressing', message, { version, deployedVersion: version });
+  return verdict('Progressing', message, {
+    version,
+    deployedVersion: version,
+    ...(since !== undefined ? { deployedAt: deployedAtOf(since) } : {}),
+  });
 }
 
 /** Deployed as wanted: what wadm says about it decides the verdict (status-conventions §3). */

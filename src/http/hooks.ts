@@ -38,6 +38,8 @@ export interface HookDeps {
   onReused?: (app: Application) => void;
   /** Objects whose application and settled answer are kept (CACHE_ENTRIES). */
   cacheEntries: number;
+  /** How long after a deploy wadm's latest status is taken to describe it without other evidence (core/evidence.ts). */
+  deployGraceMs?: number;
 }
 
 export type HookName = 'sync' | 'finalize';
@@ -95,6 +97,7 @@ export function createHooks(deps: HookDeps): Hooks {
       app,
       now: started.now,
       maxPayloadBytes: deps.lattice.maxPayloadBytes?.(),
+      deployGraceMs: deps.deployGraceMs,
       body: () => body,
     });
     const { lattice, ref } = call.app;

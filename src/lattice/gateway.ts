@@ -79,7 +79,7 @@ export class LatticeGateway {
       }
       case 'deploy': {
         const outcome = await this.client.deploy(lattice, name, action.version);
-        if (outcome.kind === 'done') this.knowledge.deployed(lattice, name);
+        if (outcome.kind === 'done') return { kind: 'done', at: this.knowledge.deployed(lattice, name) };
         return writeResult(outcome);
       }
       case 'undeploy':

@@ -50,7 +50,8 @@ export interface KnowledgeOptions {
  */
 interface Entry {
   model: { facts: ModelFacts; readAt: number } | undefined;
-  status: { status: LatticeStatus; seq: number; fromStream: boolean } | undefined;
+  /** `heardAt`: when its message arrived on wadm's status stream; undefined for a status read (published when, unknown). */
+  status: { status: LatticeStatus; seq: number; heardAt: number | undefined } | undefined;
   deploy: { seq: number; at: number } | undefined;
   /** Sequence number of the last event that made the model unknown. */
   forgotAt: number;
@@ -214,7 +215,7 @@ export class Knowledge {
   status(lattice: string, name: string): StatusFacts | undefined {
     if (this.unwatched.has(lattice)) return undefined;
     const entry = this.entries.get(key(lattice, name));
-    return entry?.status && { status: entry.status.status, predatesDeploy: this.predatesDeploy(entry) };
+    return entry?.status && this.statusFacts(entry);
   }
 
   /**
@@ -224,15 +225,18 @@ export class Knowledge {
   rememberStatus(lattice: string, name: string, status: LatticeStatus, fromStream: boolean): StatusFacts {
     const k = key(lattice, name);
     const before = this.entries.get(k);
-    const entry = entryOf(before ?? NOTHING, { status: { status: lean(status), seq: ++this.seq, fromStream } });
+    const heardAt = fromStream ? this.options.now() : undefined;
+    const entry = entryOf(before ?? NOTHING, { status: { status: lean(status), seq: ++this.seq, heardAt } });
     if ((before !== undefined || !fromStream) && !this.unwatched.has(lattice)) this.entries.set(k, entry);
-    return { status: entry.status!.status, predatesDeploy: this.predatesDeploy(entry) };
+    return this.statusFacts(entry);
   }
 
-  /** wadm acknowledged our deploy: statuses published before it are about the previous version. */
-  deployed(lattice: string, name: string): void {
+  /** wadm acknowledged our deploy: statuses published before it are about the previous version. Returns when. */
+  deployed(lattice: string, name: string): number {
     const k = key(lattice, name);
-    this.entries.set(k, entryOf(this.entries.get(k) ?? NOTHING, { deploy: { seq: ++this.seq, at: this.options.now() } }));
+    const at = this.options.now();
+    this.entries.set(k, entryOf(this.entries.get(k) ?? NOTHING, { deploy: { seq: ++this.seq, at } }));
+    return at;
   }
 
   /**
@@ -247,10 +251,16 @@ export class Knowledge {
     return entry;
   }
 
-  private predatesDeploy(entry: Entry): boolean {
+  /** The status, and how it stands to this replica's own deploy (core/evidence.ts weighs it). */
+  private statusFacts(entry: Entry): StatusFacts {
     const { deploy, status } = entry;
-    if (!deploy || !status || this.options.now() - deploy.at > this.options.deployGraceMs) return false;
-    return !(status.fromStream && status.seq > deploy.seq);
+    const { heardAt } = status!;
+    const facts: StatusFacts = { status: status!.status, predatesDeploy: false };
+    if (heardAt !== undefined) facts.heardAt = heardAt;
+    if (!deploy) return facts;
+    if (heardAt !== undefined && status!.seq > deploy.seq) facts.followsOwnDeploy = true;
+    else if (this.options.now() - deploy.at <= this.options.deployGraceMs) facts.predatesDeploy = true;
+    return facts;
   }
 }
 

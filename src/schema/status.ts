@@ -62,6 +62,15 @@ export const ApplicationStatusSchema = Type.Object(
     ),
     version: Type.Optional(Type.String({ description: 'wadm version that the spec renders to (the desired version).' })),
     deployedVersion: Type.Optional(Type.String({ description: 'wadm version that wadm has deployed, if any.' })),
+    deployedAt: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description:
+          'When deployedVersion was deployed (or first found deployed), while no replica has yet heard wadm report on it: ' +
+          "until then wadm's status may still describe the previous version, so Ready stays False (Progressing). " +
+          'Cleared once wadm reports, or after the deploy grace.',
+      }),
+    ),
     phase: Type.Optional(StringEnum(PHASES, { description: 'One-word summary: ' + PHASES.join(', ') + '.' })),
     message: Type.Optional(Type.String({ description: "Summary message, the same as the Ready condition's." })),
     scalers: Type.Optional(Type.Array(ScalerStatusSchema, { description: 'Per-scaler status reported by wadm.' })),

@@ -1,6 +1,7 @@
 // Wires everything NATS-side for the hooks: the wadm client, what this replica remembers of wadm
 // (Knowledge) and the per-lattice subscriptions that keep it current.
 import type { Logger } from 'pino';
+import { DEPLOY_GRACE_MS } from '../core/evidence.js';
 import type { Config } from '../plumbing/config.js';
 import type { Metrics } from '../plumbing/metrics.js';
 import type { NatsLink } from '../lattice/connection.js';
@@ -29,7 +30,7 @@ function watchIdleMs(modelTtlMs: number): number {
 const WATCH_RETRY_MS = 5 * 60_000;
 
 export interface LatticeOptions {
-  /** See Knowledge: how long after our deploy an older status is not trusted. */
+  /** How long after a deploy an older status is not trusted without evidence (core/evidence.ts). */
   deployGraceMs?: number;
 }
 
@@ -45,7 +46,7 @@ export function createLatticeLayer(deps: {
   const knowledge = new Knowledge({
     capacity: config.cacheEntries,
     modelTtlMs: config.modelCacheTtlSeconds * 1000,
-    deployGraceMs: options.deployGraceMs ?? 10_000,
+    deployGraceMs: options.deployGraceMs ?? DEPLOY_GRACE_MS,
     livenessMs: LIVENESS_MS,
     now,
   });

@@ -8,7 +8,7 @@ import { applicationOf } from '../../src/core/application.js';
 import { testClock } from '../support/clock.js';
 import { MemoryLattice } from '../support/memory-lattice.js';
 import { hookRequest } from '../support/resources.js';
-import { checkAfterFuzzing, exposeGc, NOW, outcome, property, runs, SILENT, Tally, totals } from '../support/fuzz/run.js';
+import { assertFixedPoint, checkAfterFuzzing, exposeGc, NOW, outcome, property, runs, SILENT, Tally, totals } from '../support/fuzz/run.js';
 import { clone } from '../support/fuzz/values.js';
 import { HELLO, mostlyValid, requestOf } from '../support/fuzz/requests.js';
 import { chaos, desiredSeed, seedDesired, seedLattice, seedModels } from '../support/fuzz/wadm-state.js';
@@ -42,7 +42,7 @@ describe('fuzzing the hook core (prepare + decideSync/decideFinalize through cre
       const again = { ...request, parent: { ...request.parent, status: JSON.parse(JSON.stringify(first.status)) as unknown } };
       clock.set(NOW + advanceMs);
       const second = await respond(hooks, 'sync', again, SILENT);
-      assert.equal(JSON.stringify(second.status), JSON.stringify(first.status));
+      assertFixedPoint(first.status, second.status, advanceMs);
       assert.deepEqual(lastWrites, [], 'a converged resource costs no write');
     });
     tally.print('core: fixed point of status: first outcomes');

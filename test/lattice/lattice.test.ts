@@ -172,8 +172,8 @@ describe('what a replica remembers of wadm (Knowledge)', () => {
     await until(() => known.status('default', 'a') !== undefined);
     assert.deepEqual(
       known.status('default', 'a'),
-      { status: { status: { type: 'deployed' } }, predatesDeploy: false },
-      'kept lean: what a verdict reads',
+      { status: { status: { type: 'deployed' } }, predatesDeploy: false, heardAt: 0 },
+      'kept lean: what a verdict reads, and when it was heard',
     );
   });
 
@@ -192,6 +192,7 @@ describe('what a replica remembers of wadm (Knowledge)', () => {
     await publishStatus('b', 'reconciling');
     await until(() => known.status('default', 'b')?.status.status.type === 'reconciling');
     assert.equal(known.status('default', 'b')!.predatesDeploy, false);
+    assert.equal(known.status('default', 'b')!.followsOwnDeploy, true, 'heard after our deploy: evidence without a clock');
   });
 
   it('trusts the latest status once the deploy grace period has passed (wadm publishes only changes)', () => {

@@ -36,8 +36,12 @@ export class MemoryLattice {
     this.models.set(name, { versions: new Map(versions), deployed });
   }
 
+  /**
+   * wadm published this status, and this replica heard it: after its own deploy (evidence that it
+   * describes the deployed version, core/evidence.ts), or, with `predatesDeploy`, before it.
+   */
   setStatus(name: string, status: LatticeStatus, predatesDeploy = false): void {
-    this.statuses.set(name, { status, predatesDeploy });
+    this.statuses.set(name, predatesDeploy ? { status, predatesDeploy } : { status, predatesDeploy, followsOwnDeploy: true });
   }
 
   /** The Lattice interface of src/http/hooks.ts; the lattice id is recorded, not used. */

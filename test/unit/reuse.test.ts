@@ -66,12 +66,14 @@ function stage() {
     onAnswer: (source) => void sources.push(source),
   });
   let resourceVersion = 1;
+  let lastJson = '';
+  // As Metacontroller does: the last answer's status comes back with the object.
   const request = () => {
     const r = hookRequest(wasmApp().build());
     Object.assign(r.parent.metadata, { resourceVersion: String(resourceVersion) });
+    if (lastJson) r.parent.status = (JSON.parse(lastJson) as { status?: Record<string, unknown> }).status;
     return r;
   };
-  let lastJson = '';
   /** One hook call; whether its answer was reused. */
   const call = async (hook: HookName = 'sync'): Promise<boolean> => {
     lastJson = (await hooks.answer(hook, request(), SILENT)).json;

@@ -1,0 +1,46 @@
+// Whether wadm's status describes the version we deployed, or may still be the previous version's.
+// wadm's status names no version, and wadm publishes one only when it changes: right after a
+// deploy its latest status can be the previous version's. Every replica must give the same answer
+// whenever it started, so the anchor lives in the resource's status (status.deployedAt), which
+// Metacontroller gives every replica, not in one replica's memory. wadm's status is taken as it is:
+//   - when this replica deployed and has heard wadm publish since (exact, no clock involved);
+//   - when this replica heard wadm publish it later than the anchor, past a margin for the clocks
+//     of the replicas (the anchor may come from another one);
+//   - when the previous status spoke of this deployed version without an anchor: a replica had
+//     the evidence then, and its answer must not flip back;
+//   - once the deploy grace has passed since the anchor: a deploy that changes nothing wadm
+//     reports (say, only an annotation) is followed by no status at all.
+// Otherwise the answer is Progressing, with the anchor kept and a short resync.
+import type { Call } from './application.js';
+import type { StatusFacts } from './facts.js';
+
+export const DEPLOY_GRACE_MS = 10_000;
+/** How far apart the replicas' clocks may be (NTP keeps a cluster's within milliseconds). */
+export const CLOCK_MARGIN_MS = 1_000;
+
+/** Since when wadm's report on `version` is awaited; undefined when its status can be taken as it is. */
+export function awaitingReport(call: Call, version: string, status: StatusFacts): number | undefined {
+  if (status.followsOwnDeploy) return undefined;
+  const previous = previousDeploy(call.previousStatus, version);
+  if (status.predatesDeploy) return typeof previous === 'number' ? previous : call.now;
+  if (previous === 'reported') return undefined;
+  // Deployed by a call whose answer never reached the resource: from now on.
+  const since = previous ?? call.now;
+  if (call.now - since >= (call.deployGraceMs ?? DEPLOY_GRACE_MS)) return undefined;
+  if (status.heardAt !== undefined && status.heardAt > since + CLOCK_MARGIN_MS) return undefined;
+  return since;
+}
+
+/** What the previous status says of a deploy of this version: since when it awaits wadm, 'reported', or nothing. */
+function previousDeploy(previousStatus: unknown, version: string): number | 'reported' | undefined {
+  const status = (previousStatus ?? {}) as { deployedVersion?: unknown; deployedAt?: unknown };
+  if (status.deployedVersion !== version) return undefined;
+  if (status.deployedAt === undefined) return 'reported';
+  const at = typeof status.deployedAt === 'string' ? Date.parse(status.deployedAt) : NaN;
+  return Number.isNaN(at) ? undefined : at;
+}
+
+/** status.deployedAt: RFC 3339 in UTC, milliseconds included. */
+export function deployedAtOf(since: number): string {
+  return new Date(since).toISOString();
+}
