@@ -208,12 +208,16 @@ function nextPrune(app: ValidApplication, model: ModelFacts): Write | undefined 
 /**
  * What the shell should remember of the model after a call: a model wadm described during this
  * call and that is ours (an absent or foreign one can change without any event); null to forget
- * what was remembered; 'unchanged' when the call learnt nothing new about the model.
+ * what was remembered; only the sizes of its versions when wadm stopped answering mid-call (the
+ * model may have changed since, but a version's size stays true while it exists, and a retry
+ * would otherwise read each again: with a slow wadm, no retry would get further); 'unchanged'
+ * when the call learnt nothing new about the model.
  */
-export function memorable(call: Call, facts: LatticeFacts): ModelFacts | null | 'unchanged' {
+export function memorable(call: Call, facts: LatticeFacts): ModelFacts | null | { sizesOf: ModelFacts } | 'unchanged' {
   const { model } = facts;
   if (model === undefined || model?.remembered) return 'unchanged';
-  if (model === null || facts.unavailable) return null;
+  if (model === null) return null;
+  if (facts.unavailable) return { sizesOf: model };
   const owner = ownership(call.app, model, call.app.valid ? call.app.manifest.version : undefined, adopts(call.app));
   return 'is' in owner && owner.is === 'ours' ? model : null;
 }

@@ -20,6 +20,7 @@ export interface Lattice {
     stamp(lattice: string, name: string): object | undefined;
     checkpoint(): number;
     remember(lattice: string, name: string, model: ModelFacts | undefined, checkpoint: number): void;
+    rememberSizes(lattice: string, name: string, model: ModelFacts): void;
   };
   /** The NATS server's max_payload, while connected. */
   maxPayloadBytes?(): number | undefined;
@@ -115,7 +116,8 @@ export function createHooks(deps: HookDeps): Hooks {
     const checkpoint = knowledge?.checkpoint() ?? 0;
     const result = await runSteps(DECIDE[hook], call, perform);
     const model = memorable(call, result.facts);
-    if (model !== 'unchanged') knowledge?.remember(lattice, ref.name, model ?? undefined, checkpoint);
+    if (model !== 'unchanged' && model !== null && 'sizesOf' in model) knowledge?.rememberSizes(lattice, ref.name, model.sizesOf);
+    else if (model !== 'unchanged') knowledge?.remember(lattice, ref.name, model ?? undefined, checkpoint);
     logRun(log, hook, result);
     deps.onRun?.(hook, result);
     return result;

@@ -7,7 +7,7 @@
 // (http/answers.ts owns the rest of that rule):
 //   - remember(): a model read or written by a hook call (http/hooks.ts, through the core's
 //     memorable(): only models that are ours), or forgotten when wadm could not be asked
-//     (gateway.ts);
+//     (gateway.ts, and rememberSizes() after a call wadm stopped answering);
 //   - rememberStatus(): a status message from wadm (watch.ts) or a status read (gateway.ts);
 //   - deployed(): wadm acknowledged our deploy (gateway.ts);
 //   - forgetModel(), forgetLattice(): wadm announced a deploy, undeploy or delete (watch.ts);
@@ -173,6 +173,15 @@ export class Knowledge {
     const sizes = olderSizes(model);
     if (!kept && !entry?.model && sizes === undefined && entry?.sizes === undefined) return;
     this.entries.set(k, entryOf(entry ?? NOTHING, { model: kept, sizes }));
+  }
+
+  /** A call read sizes before wadm stopped answering: the model is forgotten, its versions' sizes kept. */
+  rememberSizes(lattice: string, name: string, model: ModelFacts): void {
+    const k = key(lattice, name);
+    const entry = this.entries.get(k);
+    const sizes = olderSizes(model);
+    if (entry === undefined || this.unwatched.has(lattice)) return;
+    this.entries.set(k, entryOf(entry, sizes === undefined ? { model: undefined } : { model: undefined, sizes }));
   }
 
   /** What this replica knows of the sizes of a model's versions (but the newest). */

@@ -14,7 +14,7 @@ const SILENT = pino({ level: 'silent' });
 function lattice() {
   const memory = new MemoryLattice();
   const state = { token: {} as object | undefined };
-  const knowledge = { stamp: () => state.token, checkpoint: () => 0, remember: () => undefined };
+  const knowledge = { stamp: () => state.token, checkpoint: () => 0, remember: () => undefined, rememberSizes: () => undefined };
   const l: Lattice = { perform: (a, b, c) => memory.perform(a, b, c), knowledge };
   return { memory, state, l };
 }

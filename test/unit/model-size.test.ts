@@ -7,8 +7,12 @@ import assert from 'node:assert/strict';
 import { callOf } from '../../src/core/application.js';
 import { modelBudget, roomForPut, storedBytes } from '../../src/core/budget.js';
 import { decideSync } from '../../src/core/decide.js';
-import type { ModelFacts } from '../../src/core/facts.js';
+import type { Action, ActionResult, ModelFacts } from '../../src/core/facts.js';
 import { defaultOnly } from '../../src/core/tenancy.js';
+import { createHooks } from '../../src/http/hooks.js';
+import { Knowledge } from '../../src/lattice/knowledge.js';
+import pino from 'pino';
+import { testClock } from '../support/clock.js';
 import { MemoryLattice } from '../support/memory-lattice.js';
 import { wasmApp, hookRequest, type Resource } from '../support/resources.js';
 
@@ -188,5 +192,42 @@ describe('edits of a large manifest through the hook core', () => {
     assert.ok(!run.actions.some((a) => a.kind === 'put' || a.kind === 'delete'), 'nothing written');
     assert.equal(run.response.status.deployedVersion, first.response.status.version);
     assert.equal(lattice.model('hello-world')!.versions.size, 1);
+  });
+});
+
+describe('sizes read by a call that wadm stopped answering', () => {
+  it('are kept, so that the retry does not read the same versions again (a slow wadm would never let one finish)', async () => {
+    const clock = testClock();
+    const memory = new MemoryLattice();
+    const kept: [string, { owner: string; contentHash: null; bytes: number }][] = ['v1', 'v2', 'v3'].map((v) => [
+      v,
+      { owner: OWNER, contentHash: null, bytes: 1000 },
+    ]);
+    memory.seed('hello-world', kept, 'v3');
+    const knowledge = new Knowledge({ capacity: 8, modelTtlMs: 60_000, deployGraceMs: 10_000, livenessMs: 5_000, now: clock.now });
+    const actions: string[] = [];
+    // As lattice/gateway.ts: the sizes this replica knows go with every model read; the put times out.
+    const perform = async (lattice: string, name: string, action: Action): Promise<ActionResult> => {
+      actions.push(action.kind);
+      if (action.kind === 'put') return { kind: 'unavailable', reason: 'Timeout', message: 'no reply within 1500 ms' };
+      if (action.kind === 'read-model') knowledge.manage(lattice, name);
+      const result = await memory.perform(lattice, name, action);
+      const sizes = knowledge.sizes(lattice, name);
+      return result.kind === 'model' && result.model && sizes ? { kind: 'model', model: { ...result.model, sizes } } : result;
+    };
+    const hooks = createHooks({
+      lattice: { perform, knowledge, maxPayloadBytes: () => MIB },
+      tenancy: defaultOnly('default'),
+      budgetMs: 5_000,
+      now: clock.now,
+      cacheEntries: 8,
+    });
+    const sync = async () => {
+      actions.length = 0;
+      await hooks.run('sync', hookRequest(wasmApp().build()), pino({ level: 'silent' }));
+      return actions.join(' ');
+    };
+    assert.equal(await sync(), 'read-model read-version read-version put');
+    assert.equal(await sync(), 'read-model put', 'v1 and v2 were read once, by the call that timed out');
   });
 });
