@@ -35,7 +35,11 @@ export function awaitingReport(call: Call, version: string, status: StatusFacts)
 function previousDeploy(previousStatus: unknown, version: string): number | 'reported' | undefined {
   const status = (previousStatus ?? {}) as { deployedVersion?: unknown; deployedAt?: unknown };
   if (status.deployedVersion !== version) return undefined;
-  if (status.deployedAt === undefined) return 'reported';
+  return status.deployedAt === undefined ? 'reported' : deployedAtIn(status);
+}
+
+/** A status's deployedAt as a time, if it is one (Metacontroller hands back whatever the status holds). */
+export function deployedAtIn(status: { deployedAt?: unknown }): number | undefined {
   const at = typeof status.deployedAt === 'string' ? Date.parse(status.deployedAt) : NaN;
   return Number.isNaN(at) ? undefined : at;
 }

@@ -2,7 +2,7 @@
 // again, and who can fix it. Reasons are API: users alert on them, Argo CD and Flux read them, and
 // the status table of docs/resource.md is checked against this catalogue by a test.
 import { SCALER_STATES, type ConditionStatus, type Phase, type ScalerStatus } from '../schema/status.js';
-import { deployedAtOf } from './evidence.js';
+import { deployedAtIn, deployedAtOf } from './evidence.js';
 import type { Drift } from './facts.js';
 import { ADOPT_ANNOTATION, OWNER_ANNOTATION } from './names.js';
 
@@ -366,8 +366,8 @@ function lastKnown(previous: unknown): { deployedVersion: string | null; deploye
   const status = (previous ?? {}) as { deployedVersion?: unknown; deployedAt?: unknown; scalers?: unknown };
   const deployedVersion = typeof status.deployedVersion === 'string' ? status.deployedVersion : null;
   // Still awaiting wadm's report: the anchor must outlive an outage, or the answer after it could be taken as evidence.
-  const at = deployedVersion !== null && typeof status.deployedAt === 'string' ? Date.parse(status.deployedAt) : NaN;
-  const awaited = Number.isNaN(at) ? {} : { deployedAt: deployedAtOf(at) };
+  const at = deployedVersion === null ? undefined : deployedAtIn(status);
+  const awaited = at === undefined ? {} : { deployedAt: deployedAtOf(at) };
   const scalers = Array.isArray(status.scalers)
     ? status.scalers
         .filter(isScalerStatus)

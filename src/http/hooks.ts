@@ -116,7 +116,7 @@ export function createHooks(deps: HookDeps): Hooks {
     const checkpoint = knowledge?.checkpoint() ?? 0;
     const result = await runSteps(DECIDE[hook], call, perform);
     const model = memorable(call, result.facts);
-    if (model !== 'unchanged' && model !== null && 'sizesOf' in model) knowledge?.rememberSizes(lattice, ref.name, model.sizesOf);
+    if (model !== null && typeof model === 'object' && 'sizesOf' in model) knowledge?.rememberSizes(lattice, ref.name, model.sizesOf);
     else if (model !== 'unchanged') knowledge?.remember(lattice, ref.name, model ?? undefined, checkpoint);
     logRun(log, hook, result);
     deps.onRun?.(hook, result);

@@ -179,9 +179,8 @@ export class Knowledge {
   rememberSizes(lattice: string, name: string, model: ModelFacts): void {
     const k = key(lattice, name);
     const entry = this.entries.get(k);
-    const sizes = olderSizes(model);
     if (entry === undefined || this.unwatched.has(lattice)) return;
-    this.entries.set(k, entryOf(entry, sizes === undefined ? { model: undefined } : { model: undefined, sizes }));
+    this.entries.set(k, entryOf(entry, { model: undefined, sizes: olderSizes(model) ?? entry.sizes }));
   }
 
   /** What this replica knows of the sizes of a model's versions (but the newest). */
@@ -224,7 +223,7 @@ export class Knowledge {
   status(lattice: string, name: string): StatusFacts | undefined {
     if (this.unwatched.has(lattice)) return undefined;
     const entry = this.entries.get(key(lattice, name));
-    return entry?.status && this.statusFacts(entry);
+    return entry?.status && this.statusFacts(entry.status, entry.deploy);
   }
 
   /**
@@ -235,9 +234,10 @@ export class Knowledge {
     const k = key(lattice, name);
     const before = this.entries.get(k);
     const heardAt = fromStream ? this.options.now() : undefined;
-    const entry = entryOf(before ?? NOTHING, { status: { status: lean(status), seq: ++this.seq, heardAt } });
-    if ((before !== undefined || !fromStream) && !this.unwatched.has(lattice)) this.entries.set(k, entry);
-    return this.statusFacts(entry);
+    const kept = { status: lean(status), seq: ++this.seq, heardAt };
+    if ((before !== undefined || !fromStream) && !this.unwatched.has(lattice))
+      this.entries.set(k, entryOf(before ?? NOTHING, { status: kept }));
+    return this.statusFacts(kept, before?.deploy);
   }
 
   /** wadm acknowledged our deploy: statuses published before it are about the previous version. Returns when. */
@@ -261,13 +261,11 @@ export class Knowledge {
   }
 
   /** The status, and how it stands to this replica's own deploy (core/evidence.ts weighs it). */
-  private statusFacts(entry: Entry): StatusFacts {
-    const { deploy, status } = entry;
-    const { heardAt } = status!;
-    const facts: StatusFacts = { status: status!.status, predatesDeploy: false };
+  private statusFacts({ status, seq, heardAt }: NonNullable<Entry['status']>, deploy: Entry['deploy']): StatusFacts {
+    const facts: StatusFacts = { status, predatesDeploy: false };
     if (heardAt !== undefined) facts.heardAt = heardAt;
     if (!deploy) return facts;
-    if (heardAt !== undefined && status!.seq > deploy.seq) facts.followsOwnDeploy = true;
+    if (heardAt !== undefined && seq > deploy.seq) facts.followsOwnDeploy = true;
     else if (this.options.now() - deploy.at <= this.options.deployGraceMs) facts.predatesDeploy = true;
     return facts;
   }

@@ -5,7 +5,6 @@ import type { Logger } from 'pino';
 import { bearerAuthorizer } from '../http/auth.js';
 import type { Config } from '../plumbing/config.js';
 import { createHooks } from '../http/hooks.js';
-import { DEPLOY_GRACE_MS } from '../core/evidence.js';
 import { writeOperation } from '../core/steps.js';
 import { watchedFiles } from './files.js';
 import { replicaReadiness } from './readiness.js';
@@ -66,7 +65,7 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
     budgetMs: config.hookTimeoutMs - ANSWER_MARGIN_MS,
     now,
     cacheEntries: config.cacheEntries,
-    deployGraceMs: options.deployGraceMs ?? DEPLOY_GRACE_MS,
+    deployGraceMs: options.deployGraceMs,
     onRun: (hook, run) => {
       // Only what wadm confirmed: a write that failed is logged at warn and counted nowhere.
       for (const write of run.facts.writes) {
