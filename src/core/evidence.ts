@@ -3,7 +3,8 @@
 // deploy its latest status can be the previous version's. Every replica must give the same answer
 // whenever it started, so the anchor lives in the resource's status (status.deployedAt), which
 // Metacontroller gives every replica, not in one replica's memory. wadm's status is taken as it is:
-//   - when this replica deployed and has heard wadm publish since (exact, no clock involved);
+//   - when this replica deployed and has heard wadm publish since, or heard wadm announce the
+//     deploy of this version and then publish it (exact, no clock involved);
 //   - when this replica heard wadm publish it later than the anchor, past a margin for the clocks
 //     of the replicas (the anchor may come from another one);
 //   - when the previous status spoke of this deployed version without an anchor: a replica had
@@ -20,7 +21,7 @@ export const CLOCK_MARGIN_MS = 1_000;
 
 /** Since when wadm's report on `version` is awaited; undefined when its status can be taken as it is. */
 export function awaitingReport(call: Call, version: string, status: StatusFacts): number | undefined {
-  if (status.followsOwnDeploy) return undefined;
+  if (status.followsOwnDeploy || status.followsDeployOf === version) return undefined;
   const previous = previousDeploy(call.previousStatus, version);
   if (status.predatesDeploy) return typeof previous === 'number' ? previous : call.now;
   if (previous === 'reported') return undefined;

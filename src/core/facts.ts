@@ -51,6 +51,8 @@ export interface StatusFacts {
   predatesDeploy: boolean;
   /** This replica heard wadm publish it after its own acknowledged deploy: evidence needing no clock. */
   followsOwnDeploy?: boolean;
+  /** The version whose deploy this replica heard wadm announce before it heard this status: evidence needing no clock. */
+  followsDeployOf?: string;
   /** When this replica heard wadm publish it (its status stream), on the shell's clock; absent for a status read. */
   heardAt?: number;
 }

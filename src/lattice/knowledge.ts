@@ -10,7 +10,8 @@
 //     (gateway.ts, and rememberSizes() after a call wadm stopped answering);
 //   - rememberStatus(): a status message from wadm (watch.ts) or a status read (gateway.ts);
 //   - deployed(): wadm acknowledged our deploy (gateway.ts);
-//   - forgetModel(), forgetLattice(): wadm announced a deploy, undeploy or delete (watch.ts);
+//   - forgetModel(), forgetLattice(): wadm announced a deploy (and of which version), undeploy or
+//     delete (watch.ts);
 //   - watching(lattice, false): the lattice's subscriptions were refused or dropped (watch.ts);
 //   - reset(): the NATS connection was lost or made again (wiring/lattice.ts);
 //   - time: the lattice's wadm answered nothing within livenessMs (answered() is called on
@@ -53,6 +54,8 @@ interface Entry {
   /** `heardAt`: when its message arrived on wadm's status stream; undefined for a status read (published when, unknown). */
   status: { status: LatticeStatus; seq: number; heardAt: number | undefined } | undefined;
   deploy: { seq: number; at: number } | undefined;
+  /** The version wadm last announced deploying (anyone's deploy, on its event stream), and when in this replica's order. */
+  announced: { version: string; seq: number } | undefined;
   /** Sequence number of the last event that made the model unknown. */
   forgotAt: number;
   /**
@@ -63,13 +66,14 @@ interface Entry {
   sizes: Readonly<Record<string, number>> | undefined;
 }
 
-const NOTHING: Entry = { model: undefined, status: undefined, deploy: undefined, forgotAt: 0, sizes: undefined };
+const NOTHING: Entry = { model: undefined, status: undefined, deploy: undefined, announced: undefined, forgotAt: 0, sizes: undefined };
 
 function entryOf(previous: Entry, change: Partial<Entry>): Entry {
   return {
     model: 'model' in change ? change.model : previous.model,
     status: 'status' in change ? change.status : previous.status,
     deploy: 'deploy' in change ? change.deploy : previous.deploy,
+    announced: 'announced' in change ? change.announced : previous.announced,
     forgotAt: change.forgotAt ?? previous.forgotAt,
     sizes: 'sizes' in change ? change.sizes : previous.sizes,
   };
@@ -202,10 +206,15 @@ export class Knowledge {
     for (const k of this.entries.keys()) if (k.startsWith(prefix)) this.entries.delete(k);
   }
 
-  /** wadm announced a deploy or undeploy of this application (ours or anyone's). */
-  forgetModel(lattice: string, name: string): void {
+  /**
+   * wadm announced a deploy (of `deployed`) or an undeploy of this application (ours or anyone's).
+   * A status heard after the announcement of a deploy is about that version: core/evidence.ts.
+   */
+  forgetModel(lattice: string, name: string, deployed?: string): void {
     const k = key(lattice, name);
-    this.entries.set(k, entryOf(this.entries.get(k) ?? NOTHING, { model: undefined, forgotAt: ++this.seq }));
+    const seq = ++this.seq;
+    const announced = deployed === undefined ? undefined : { version: deployed, seq };
+    this.entries.set(k, entryOf(this.entries.get(k) ?? NOTHING, { model: undefined, forgotAt: seq, announced }));
   }
 
   forgetLattice(lattice: string): void {
@@ -223,7 +232,7 @@ export class Knowledge {
   status(lattice: string, name: string): StatusFacts | undefined {
     if (this.unwatched.has(lattice)) return undefined;
     const entry = this.entries.get(key(lattice, name));
-    return entry?.status && this.statusFacts(entry.status, entry.deploy);
+    return entry?.status && this.statusFacts(entry.status, entry);
   }
 
   /**
@@ -237,7 +246,7 @@ export class Knowledge {
     const kept = { status: lean(status), seq: ++this.seq, heardAt };
     if ((before !== undefined || !fromStream) && !this.unwatched.has(lattice))
       this.entries.set(k, entryOf(before ?? NOTHING, { status: kept }));
-    return this.statusFacts(kept, before?.deploy);
+    return this.statusFacts(kept, before ?? NOTHING);
   }
 
   /** wadm acknowledged our deploy: statuses published before it are about the previous version. Returns when. */
@@ -261,9 +270,10 @@ export class Knowledge {
   }
 
   /** The status, and how it stands to this replica's own deploy (core/evidence.ts weighs it). */
-  private statusFacts({ status, seq, heardAt }: NonNullable<Entry['status']>, deploy: Entry['deploy']): StatusFacts {
+  private statusFacts({ status, seq, heardAt }: NonNullable<Entry['status']>, { deploy, announced }: Entry): StatusFacts {
     const facts: StatusFacts = { status, predatesDeploy: false };
     if (heardAt !== undefined) facts.heardAt = heardAt;
+    if (heardAt !== undefined && announced !== undefined && seq > announced.seq) facts.followsDeployOf = announced.version;
     if (!deploy) return facts;
     if (heardAt !== undefined && seq > deploy.seq) facts.followsOwnDeploy = true;
     else if (this.options.now() - deploy.at <= this.options.deployGraceMs) facts.predatesDeploy = true;

@@ -148,16 +148,20 @@ function statusFeed(knowledge: Knowledge): Feed {
 
 /**
  * wadm announces every deploy and undeploy (including those of `wash app` and of deletes) on
- * `wadm.evt.{lattice}.manifest_published|manifest_unpublished`: forget that model at once.
+ * `wadm.evt.{lattice}.manifest_published|manifest_unpublished`: forget that model at once, and
+ * note which version a deploy announced (its data is the manifest, annotated with its version).
  */
 function eventFeed(knowledge: Knowledge): Feed {
   return {
     subject: eventSubject,
     receive: (lattice, msg) => {
       if (!/manifest_(un)?published$/.test(msg.subject)) return;
-      const event = JSON.parse(msg.string()) as { data?: { name?: unknown; metadata?: { name?: unknown } } };
+      const event = JSON.parse(msg.string()) as {
+        data?: { name?: unknown; metadata?: { name?: unknown; annotations?: { version?: unknown } } };
+      };
       const name = event.data?.metadata?.name ?? event.data?.name;
-      if (typeof name === 'string') knowledge.forgetModel(lattice, name);
+      const version = msg.subject.endsWith('_published') ? event.data?.metadata?.annotations?.version : undefined;
+      if (typeof name === 'string') knowledge.forgetModel(lattice, name, typeof version === 'string' ? version : undefined);
       else knowledge.forgetLattice(lattice);
     },
   };

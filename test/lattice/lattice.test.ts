@@ -195,6 +195,22 @@ describe('what a replica remembers of wadm (Knowledge)', () => {
     assert.equal(known.status('default', 'b')!.followsOwnDeploy, true, 'heard after our deploy: evidence without a clock');
   });
 
+  it('notes the version of a deploy wadm announces, so that a status heard after it speaks of that version', async () => {
+    const known = knowledge();
+    known.manage('default', 'd');
+    known.watch('default');
+    await nc.flush();
+    const manifest = { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata: { name: 'd', annotations: { version: 'v7' } } };
+    nc.publish('wadm.evt.default.manifest_published', JSON.stringify({ type: 'com.wadm.manifest_published', data: manifest }));
+    await publishStatus('d', 'reconciling');
+    await until(() => known.status('default', 'd')?.status.status.type === 'reconciling');
+    assert.equal(known.status('default', 'd')!.followsDeployOf, 'v7');
+    nc.publish('wadm.evt.default.manifest_unpublished', JSON.stringify({ type: 'com.wadm.manifest_unpublished', data: { name: 'd' } }));
+    await publishStatus('d', 'undeployed');
+    await until(() => known.status('default', 'd')?.status.status.type === 'undeployed');
+    assert.equal(known.status('default', 'd')!.followsDeployOf, undefined, 'an undeploy announces no version');
+  });
+
   it('trusts the latest status once the deploy grace period has passed (wadm publishes only changes)', () => {
     const known = knowledge(1_000);
     known.rememberStatus('default', 'c', { status: { type: 'deployed' } }, false);

@@ -12,7 +12,13 @@ export interface TcpRelay {
   close(): Promise<void>;
 }
 
-export async function startTcpRelay(targetPort: number): Promise<TcpRelay> {
+/**
+ * What a client sends, in the order it arrives, and the way on to the server: a relay that looks
+ * inside the client's stream (nats-gate.ts) forwards, holds or reorders what it gets.
+ */
+export type ClientStream = (chunk: Buffer, toServer: (bytes: Buffer) => void) => void;
+
+export async function startTcpRelay(targetPort: number, fromClient?: () => ClientStream): Promise<TcpRelay> {
   const open = new Set<Socket>();
   let cut = false;
   const server = createServer((client) => {
@@ -28,8 +34,12 @@ export async function startTcpRelay(targetPort: number): Promise<TcpRelay> {
         open.delete(a);
         b.destroy();
       });
-      a.pipe(b);
     }
+    if (fromClient) {
+      const stream = fromClient();
+      client.on('data', (chunk: Buffer) => stream(chunk, (bytes) => void (upstream.destroyed || upstream.write(bytes))));
+    } else client.pipe(upstream);
+    upstream.pipe(client);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {

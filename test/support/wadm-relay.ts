@@ -64,7 +64,8 @@ export class WadmRelay {
 
   constructor(
     private readonly nc: NatsConnection,
-    private readonly natsUrl: string,
+    /** What wadm connects to: the server, or a gate in front of it (nats-gate.ts). */
+    private readonly wadmNatsUrl: string,
     private readonly wadmArgs: string[],
   ) {}
 
@@ -159,7 +160,7 @@ export class WadmRelay {
   /** Starts the real wadm behind the relay (again, after a stop); its store stays if it is in files. */
   async startWadm(): Promise<void> {
     await this.wadm?.stop();
-    this.wadm = await startWadm(this.natsUrl, ['--api-prefix', REAL_PREFIX, ...this.wadmArgs]);
+    this.wadm = await startWadm(this.wadmNatsUrl, ['--api-prefix', REAL_PREFIX, ...this.wadmArgs]);
   }
 
   async stop(): Promise<void> {
@@ -225,12 +226,13 @@ function realSubject(msg: Msg): string {
 
 /**
  * Starts the relay, then the real wadm behind it (wadm's readiness probe on the public subject
- * already goes through the relay). `wadmArgs` go to wadm, e.g. `--stream-persistence file`.
+ * already goes through the relay). `wadmArgs` go to wadm, e.g. `--stream-persistence file`;
+ * `wadmNatsUrl` is where wadm itself connects (a gate that holds its publications: nats-gate.ts).
  */
-export async function startRelayedWadm(natsUrl: string, wadmArgs: string[] = []): Promise<WadmRelay> {
+export async function startRelayedWadm(natsUrl: string, wadmArgs: string[] = [], wadmNatsUrl = natsUrl): Promise<WadmRelay> {
   // Tests stop and restart nats-server: keep reconnecting, quickly, and resubscribe.
   const nc = await connect({ servers: natsUrl, name: 'wadm-relay', maxReconnectAttempts: -1, reconnectTimeWait: 50 });
-  const relay = new WadmRelay(nc, natsUrl, wadmArgs);
+  const relay = new WadmRelay(nc, wadmNatsUrl, wadmArgs);
   await relay.resume();
   try {
     await relay.startWadm();

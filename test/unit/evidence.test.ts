@@ -44,6 +44,12 @@ describe('awaitingReport, the rule', () => {
   });
   it("trusts this replica's own exact knowledge either way", () => {
     assert.equal(awaitingReport(call(awaiting, 3_000), 'v2', { ...read, followsOwnDeploy: true }), undefined);
+    assert.equal(awaitingReport(call(awaiting, 3_000), 'v2', { ...read, followsDeployOf: 'v2' }), undefined);
+    assert.equal(
+      awaitingReport(call(awaiting, 3_000), 'v2', { ...read, followsDeployOf: 'v1' }),
+      TEST_EPOCH,
+      'heard after a deploy of another version',
+    );
     assert.equal(awaitingReport(call({ deployedVersion: 'v2' }, 3_000), 'v2', { ...read, predatesDeploy: true }), TEST_EPOCH + 3_000);
   });
   it('takes the status as it is once the deploy grace has passed, and when an earlier answer already did', () => {
