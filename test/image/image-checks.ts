@@ -5,7 +5,6 @@
 // ConfigMap's variables; only PORT, HOST and NATS_URL differ, for host networking on loopback.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import yaml from 'js-yaml';
@@ -13,61 +12,28 @@ import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 import { freePort } from '../support/ports.js';
 import { wasmApp, hookRequest } from '../support/resources.js';
 import { until } from '../support/wait.js';
+import {
+  docker,
+  environmentFlags as flagsOf,
+  parseEnvFile,
+  required,
+  securityFlags as securityFlagsOf,
+  statusOf,
+  type Obj,
+} from '../support/container.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const read = (path: string) => readFileSync(resolve(ROOT, path), 'utf8');
 const WAIT_MS = 60_000; // for states, on 2 shared cores with other builds running
 
-function required(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run this file through scripts/image-test.sh`);
-  return value;
-}
 const IMAGE = required('IMAGE_TEST_IMAGE');
 
-function docker(args: string[], input?: string): { code: number | null; stdout: string; stderr: string } {
-  const run = spawnSync(required('IMAGE_TEST_DOCKER'), ['-H', `unix://${required('IMAGE_TEST_SOCKET')}`, ...args], {
-    input,
-    encoding: 'utf8',
-  });
-  return { code: run.status, stdout: run.stdout, stderr: run.stderr };
-}
-
-type Obj = Record<string, any>;
 function deployment(): Obj {
   return (yaml.loadAll(read('manifests/deployment.yaml')) as Obj[]).find((o) => o['kind'] === 'Deployment')!;
 }
-
-/** `docker run` flags for the pod's and the container's securityContext. */
-function securityFlags(): string[] {
-  const pod = deployment()['spec'].template.spec;
-  const context = { ...pod.securityContext, ...pod.containers[0].securityContext } as Obj;
-  assert.equal(context['readOnlyRootFilesystem'], true);
-  assert.equal(context['allowPrivilegeEscalation'], false);
-  assert.deepEqual(context['capabilities'].drop, ['ALL']);
-  // RuntimeDefault: the engine's default seccomp profile, which applies unless disabled.
-  assert.equal(context['seccompProfile'].type, 'RuntimeDefault');
-  const [user, group] = [context['runAsUser'], context['runAsGroup']] as number[];
-  return ['--user', `${user}:${group}`, '--read-only', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges'];
-}
-
+const securityFlags = () => securityFlagsOf(deployment());
 /** The ConfigMap's variables (manifests/config.env) with the given ones replacing theirs. */
-function environmentFlags(overrides: Record<string, string>): string[] {
-  const pairs = read('manifests/config.env')
-    .split('\n')
-    .filter((l) => /^[A-Z_]+=/.test(l))
-    .map((l) => l.split('=', 2) as [string, string]);
-  const env = { ...Object.fromEntries(pairs), ...overrides };
-  return Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-}
-
-async function statusOf(url: string, init?: RequestInit): Promise<number | undefined> {
-  try {
-    return (await fetch(url, init)).status;
-  } catch {
-    return undefined; // not listening yet
-  }
-}
+const environmentFlags = (overrides: Record<string, string>) => flagsOf(parseEnvFile(read('manifests/config.env')), overrides);
 
 async function waitForStatus(url: string, expected: number): Promise<void> {
   let last: number | undefined;
