@@ -32,7 +32,9 @@ await build({
   bundle: true,
   platform: 'node',
   format: 'esm',
-  target: 'node20',
+  // The oldest supported line (package.json's engines); the bundle is byte for byte the one for
+  // node20, which the build machines' Node 20 runs in the tests.
+  target: 'node22',
   minifyWhitespace: true,
   minifySyntax: true,
   sourcemap: 'linked',

@@ -115,7 +115,7 @@ make_node_base() {
   image_exists "$NODE_BASE" && return 0
   local start node npm_tgz
   start=$(now_ms)
-  # The node binary as the bench uses it (fetched and integrity-checked once, into .cache/image-node).
+  # The node binary as the bench uses it (fetched and integrity-checked once, into .cache/node).
   node=$(bash "$ROOT/scripts/image-node.sh")
   npm_tgz=$(fetch_package "npm@$NPM_VERSION" "$NPM_INTEGRITY")
   rm -rf "$WORK/context" && mkdir -p "$WORK/context/node/bin" "$WORK/context/npm"

@@ -54,8 +54,20 @@ describe('.github/workflows', () => {
     const testDeps = read('scripts/test-deps.sh');
     assert.match(testDeps, /^BIN_DIR=\$CACHE_DIR\/bin$/m);
     assert.match(testDeps, /^WADM_TARGET_DIR=\$WADM_DIR\/target$/m);
+  });
+
+  it("ci.yml tests the supported Node.js lines: the ones pinned in scripts/node-lines.env, the image's among them", () => {
+    const pins = read('scripts/node-lines.env');
+    const lines = /^NODE_LINES="([\d ]+)"$/m.exec(pins)![1]!.split(' ');
+    assert.deepEqual(workflow('ci.yml')['jobs'].test.strategy.matrix.node, lines);
     const engines = (JSON.parse(read('package.json')) as { engines: { node: string } }).engines.node;
-    assert.ok(ci['jobs'].test.strategy.matrix.node.includes(engines.replace('>=', '')), 'CI tests the oldest Node.js package.json allows');
+    assert.equal(engines, `>=${lines[0]}`, 'package.json allows the oldest supported line and up');
+    assert.equal((JSON.parse(read('package-lock.json')) as Obj)['packages'][''].engines.node, engines);
+    for (const line of lines)
+      assert.match(pins, new RegExp(`^NODE_${line}_VERSION=${line}\\.\\d+\\.\\d+\nNODE_${line}_INTEGRITY=sha512-\\S+$`, 'm'));
+    const image = /^ARG NODE_IMAGE=node:(\d+)\.(\d+)/m.exec(read('Dockerfile'))!;
+    assert.match(pins, new RegExp(`^NODE_${image[1]}_VERSION=${image[1]}\\.${image[2]}\\.`, 'm'), "the image's release is the one tested");
+    assert.match(read('.ci/run'), /^npm run test:node-lines\b/m);
   });
 
   it('release.yml runs on v* tags and checks the tag against package.json', () => {
