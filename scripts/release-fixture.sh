@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates test/fixtures/releases/VERSION/ from the commit its release.json names: install.yaml
+# Regenerates test/fixtures/releases/<version>/ from the commit its release.json names: install.yaml
 # as the release ships it (`kubectl kustomize manifests/` of that commit) and, when that commit has
 # one, the chart directory (chart/). The tests read only the committed result, never git.
 #   bash scripts/release-fixture.sh 0.1.0

@@ -1,6 +1,6 @@
 // Releases for the upgrade tests. The previous one: its shipped install.yaml (and chart, if it had
-// one) from test/fixtures/releases/VERSION/ (scripts/release-fixture.sh made them), and its hook
-// service built from its commit into .cache/releases/VERSION on first use. The new one: the
+// one) from test/fixtures/releases/<version>/ (scripts/release-fixture.sh made them), and its hook
+// service built from its commit into .cache/releases/<version> on first use. The new one: the
 // release command's output directory (`RELEASE_DIR`: install.yaml and the packaged chart), or the
 // same two things built from the working tree.
 import { spawnSync } from 'node:child_process';
@@ -52,7 +52,7 @@ function releaseIn(dir: string): NewRelease {
 
 /**
  * The release's hook service, built as its own sources built it (`npm ci` with its lockfile, then
- * its `npm run build`) into .cache/releases/VERSION; returns that directory (dist/ and package.json
+ * its `npm run build`) into .cache/releases/<version>; returns that directory (dist/ and package.json
  * in it). Built once: later calls find the stamp naming the commit.
  */
 export function buildPreviousService(release: PreviousRelease): string {
