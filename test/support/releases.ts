@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { binaryFrom } from './processes.js';
+import { binaryFrom, removedAtExit } from './processes.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CACHE = resolve(ROOT, '.cache/releases');
@@ -38,6 +38,7 @@ export function newRelease(): NewRelease {
   const given = process.env['RELEASE_DIR'];
   if (given) return releaseIn(resolve(given));
   const dir = mkdtempSync(join(tmpdir(), 'release-'));
+  removedAtExit(dir);
   writeFileSync(join(dir, 'install.yaml'), run(binaryFrom('KUBECTL_BIN'), ['kustomize', 'manifests'], ROOT));
   run(binaryFrom('HELM_BIN'), ['package', 'charts/wasmcloud-metacontroller', '--destination', dir], ROOT);
   return releaseIn(dir);
