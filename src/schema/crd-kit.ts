@@ -21,6 +21,8 @@ export interface CrdDefinition {
   description: string;
   /** CEL rules on the whole object (they may read metadata.name). */
   rules?: CelRule[];
+  /** The schema of metadata.name (the only metadata field a CRD may restrict besides generateName). */
+  name?: Node;
   spec: TSchema;
   status: TSchema;
 }
@@ -58,7 +60,7 @@ export function customResourceDefinition(def: CrdDefinition): Node {
               properties: {
                 apiVersion: { type: 'string', description: 'APIVersion of this object.' },
                 kind: { type: 'string', description: 'Kind of this object.' },
-                metadata: { type: 'object' },
+                metadata: def.name !== undefined ? { type: 'object', properties: { name: def.name } } : { type: 'object' },
                 spec: structural(def.spec),
                 status: structural(def.status),
               },

@@ -39,7 +39,11 @@ export function buildCrd(): Node {
     description:
       'A wasmCloud application deployed to a lattice by wadm. The spec is the OAM Application spec of a wadm manifest (wash app deploy), plus lattice, version, suspend and deletion settings.',
     // The name becomes wadm's application name, one NATS subject token: no dots, which Kubernetes allows.
-    rules: [{ rule: "!self.metadata.name.contains('.')", message: 'metadata.name: a wadm application name cannot contain dots' }],
+    // A pattern on the field, not a CEL rule on the whole object: the API server evaluates a root rule on
+    // every update (a finalizer's removal included), so a resource named with a dot before this check
+    // existed (0.1.0 only refused it in the hook) could never be deleted. A pattern on an unchanged name
+    // is ratcheted (Kubernetes 1.30 and later): it stops creation only (test/kube/upgrade.test.ts).
+    name: { type: 'string', pattern: '^[^.]+$' },
     spec: ApplicationSpecSchema,
     status: ApplicationStatusSchema,
   });

@@ -28,10 +28,7 @@ function isSubset(small: Obj | undefined, big: Obj | undefined, what: string): v
  *  (Helm's own labels, a config checksum) but must keep manifests/'s. */
 function assertSameObject(fromKustomize: Obj, fromChart: Obj): void {
   const what = key(fromKustomize);
-  const labels = { ...fromKustomize['metadata'].labels };
-  // Helm installs crds/ as written, untemplated: the CRD lacks the label kustomization.yaml adds.
-  if (fromKustomize['kind'] === 'CustomResourceDefinition') delete labels['app.kubernetes.io/part-of'];
-  isSubset(labels, fromChart['metadata'].labels, `${what} labels`);
+  isSubset(fromKustomize['metadata'].labels, fromChart['metadata'].labels, `${what} labels`);
   isSubset(fromKustomize['metadata'].annotations, fromChart['metadata'].annotations, `${what} annotations`);
   const template = fromKustomize['spec']?.template?.metadata;
   if (template) {
@@ -71,7 +68,7 @@ describe('charts/wasmcloud-metacontroller', () => {
   });
 
   it('ships manifests/crd.yaml and the files of manifests/monitoring unchanged', () => {
-    assert.equal(read('charts/wasmcloud-metacontroller/crds/crd.yaml'), read('manifests/crd.yaml'));
+    assert.equal(read('charts/wasmcloud-metacontroller/files/crd.yaml'), read('manifests/crd.yaml'));
     assert.equal(read('charts/wasmcloud-metacontroller/files/prometheusrule.yaml'), read('manifests/monitoring/prometheusrule.yaml'));
     assert.equal(read('charts/wasmcloud-metacontroller/files/grafana-dashboard.json'), read('manifests/monitoring/grafana-dashboard.json'));
   });
@@ -192,6 +189,15 @@ describe('charts/wasmcloud-metacontroller', () => {
     assert.equal(one('Namespace', NAMESPACE)['metadata'].labels['pod-security.kubernetes.io/enforce'], 'restricted');
     for (const kind of ['PodMonitor', 'PrometheusRule']) one(kind, 'wasmcloud-metacontroller');
     one('ConfigMap', 'wasmcloud-metacontroller-dashboard');
+  });
+
+  it('installs and upgrades the CRD as a template, kept by helm uninstall unless crds.keep=false, none with crds.enabled=false', () => {
+    // Not in crds/: Helm installs that directory once and never upgrades it (test/kube/upgrade.test.ts).
+    const crd = (objects: Obj[]) => objects.filter((o) => o['kind'] === 'CustomResourceDefinition');
+    assert.deepEqual(crd(renderChart('--skip-crds')).length, 1);
+    assert.deepEqual(crd(renderChart())[0]!['metadata'].annotations, { 'helm.sh/resource-policy': 'keep' });
+    assert.equal(crd(renderChart('--set', 'crds.keep=false'))[0]!['metadata'].annotations, undefined);
+    assert.deepEqual(crd(renderChart('--set', 'crds.enabled=false')), []);
   });
 
   it('rolls the pods when the configuration changes, as the hashed name does in manifests/', () => {

@@ -54,6 +54,8 @@ describe('.github/workflows', () => {
     const testDeps = read('scripts/test-deps.sh');
     assert.match(testDeps, /^BIN_DIR=\$CACHE_DIR\/bin$/m);
     assert.match(testDeps, /^WADM_TARGET_DIR=\$WADM_DIR\/target$/m);
+    // The upgrade tests build the previous release from its commit: the checkout has the whole history.
+    assert.equal(step(ci, 'actions/checkout')!.with!['fetch-depth'], 0);
   });
 
   it("ci.yml tests the supported Node.js lines: the ones pinned in scripts/node-lines.env, the image's among them", () => {

@@ -38,20 +38,10 @@ function throughKubectl(manifest: string): Obj[] {
 // which the chart's kubeVersion refuses: render for the Kubernetes the other tests run.
 const KUBERNETES_VERSION = /^KUBERNETES_VERSION=(\S+)$/m.exec(readFileSync(resolve(ROOT, 'scripts/test-deps.sh'), 'utf8'))![1]!;
 
-/** `helm template` of the chart (CRD included) in NAMESPACE, with extra helm arguments. */
+/** `helm template` of the chart (its CRD is a template) in NAMESPACE, with extra helm arguments. */
 export const renderChart = (...args: string[]): Obj[] =>
   throughKubectl(
-    helm(
-      'template',
-      'wasmcloud-metacontroller',
-      CHART,
-      '--namespace',
-      NAMESPACE,
-      '--include-crds',
-      '--kube-version',
-      KUBERNETES_VERSION,
-      ...args,
-    ),
+    helm('template', 'wasmcloud-metacontroller', CHART, '--namespace', NAMESPACE, '--kube-version', KUBERNETES_VERSION, ...args),
   );
 
 /** `kubectl kustomize DIR`, DIR relative to the repository. */

@@ -4,7 +4,7 @@
 // by side, like the replicas of the Deployment.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { freePort } from './ports.js';
 import { allowAllPolicy } from './service.js';
 import { until } from './wait.js';
@@ -12,12 +12,11 @@ import { until } from './wait.js';
 const SOURCE_MAIN = resolve(import.meta.dirname, '../../src/main.ts');
 /** What `npm run build` writes; run by plain node, without tsx. */
 export const BUILT_MAIN = resolve(import.meta.dirname, '../../dist/main.js');
-/** The node flags of `npm start` (and of the image's ENTRYPOINT: kubernetes.test.ts keeps them equal). */
-const START_FLAGS = (
-  JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { scripts: { start: string } }
-).scripts.start
-  .split(' ')
-  .filter((word) => word.startsWith('--'));
+/** The node flags of `npm start` in `root` (and of the image's ENTRYPOINT: kubernetes.test.ts keeps them equal). */
+const startFlags = (root: string): string[] =>
+  (JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
+    .split(' ')
+    .filter((word) => word.startsWith('--'));
 
 export interface ServiceProcess {
   url: string;
@@ -33,12 +32,16 @@ export interface ServiceProcessOptions {
   built?: boolean;
   /** Listen on this port (replicas that name each other in PEERS need theirs before they start). */
   port?: number;
+  /** Run another build of the service, as `npm start` there does: `root`'s dist/main.js with its package.json's flags
+   *  (an earlier release, test/support/releases.ts). */
+  root?: string;
 }
 
 export async function startServiceProcess(env: Record<string, string>, options: ServiceProcessOptions = {}): Promise<ServiceProcess> {
   const port = options.port ?? (await freePort());
   // Built: with the flags the image runs it with (--expose-gc lets the service give memory back).
-  const args = options.built ? [...START_FLAGS, BUILT_MAIN] : ['--import', 'tsx', SOURCE_MAIN];
+  const built = options.root ?? (options.built ? resolve(BUILT_MAIN, '../..') : undefined);
+  const args = built ? [...startFlags(built), join(built, 'dist/main.js')] : ['--import', 'tsx', SOURCE_MAIN];
   const child = spawn(process.execPath, args, {
     env: {
       ...process.env,
