@@ -68,28 +68,10 @@ case "${1:-}" in
   *) echo "test-deps: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
 esac
 
-now_ms() { date +%s%3N; }
-elapsed() { local ms=$(($(now_ms) - $1)); printf '%d.%01ds' $((ms / 1000)) $((ms % 1000 / 100)); }
 die() { echo "test-deps: $*" >&2; exit 1; }
-
-# Runs "$@" and says every 30 s that it is still at work: go install prints nothing while it
-# downloads and compiles, and a first install must never look hung.
-with_progress() { # WHAT COMMAND...
-  local what=$1 start ticker status=0
-  shift
-  start=$(now_ms)
-  (while sleep 30; do echo "  ... still $what ($(elapsed "$start"))"; done) &
-  ticker=$!
-  "$@" || status=$?
-  kill "$ticker" 2>/dev/null || true
-  wait "$ticker" 2>/dev/null || true
-  return "$status"
-}
-
-# GOWORK/GOFLAGS off: a caller's workspace or flags must not change what gets built.
-go_install_into_bin() { # MODULE@VERSION
-  (cd "$CACHE_DIR" && GOBIN=$BIN_DIR GOWORK=off GOFLAGS='' CGO_ENABLED=0 go install "$1")
-}
+# now_ms, elapsed, with_progress, go_install_as, go_tool_installed, go_tool_install.
+# shellcheck source=lib/go-install.sh
+. "$ROOT/scripts/lib/go-install.sh"
 
 # Prints the installed nats-server version (e.g. v2.11.17), or nothing if absent/broken.
 nats_server_version() {
@@ -116,12 +98,6 @@ kubernetes_version() {
 etcd_version() {
   [[ -x $ETCD_BIN ]] || return 0
   "$ETCD_BIN" --version 2>/dev/null | sed -n 's/^etcd Version: *//p' || true
-}
-
-# A Go tool installed by go_tool_install below: its stamp (written after the binary) names the
-# module@version built, so one file read says whether it is the pinned one.
-go_tool_installed() { # BIN MODULE@VERSION
-  [[ -x $1 && -f $1.version && $(<"$1.version") == "$2" ]]
 }
 
 wadm_version() { "$WADM_BIN" --version 2>/dev/null || echo "wadm (version unknown)"; }
@@ -177,7 +153,7 @@ if [[ $have == "$NATS_SERVER_VERSION" ]]; then
 else
   command -v go >/dev/null || die "nats-server: 'go' not found; install Go (https://go.dev/dl/)"
   echo "nats-server: installing $NATS_SERVER_VERSION${have:+ (replacing $have)} with go install..."
-  with_progress "installing nats-server" go_install_into_bin "$NATS_SERVER_MODULE@$NATS_SERVER_VERSION"
+  with_progress "installing nats-server" go_install_as "$NATS_SERVER_BIN" "$NATS_SERVER_MODULE@$NATS_SERVER_VERSION"
   have=$(nats_server_version)
   [[ $have == "$NATS_SERVER_VERSION" ]] ||
     die "nats-server: installed binary reports '${have:-nothing}', expected $NATS_SERVER_VERSION"
@@ -266,20 +242,6 @@ else
 fi
 
 # --- helm and actionlint (the chart's and the workflows' tests) -------------------------------
-go_tool_install() { # NAME BIN MODULE VERSION FIRST-TIME
-  local name=$1 bin=$2 module=$3 version=$4 first=$5 start
-  start=$(now_ms)
-  if go_tool_installed "$bin" "$module@$version"; then
-    echo "$name: found cached $version at $bin ($(elapsed "$start"))"
-    return
-  fi
-  command -v go >/dev/null || die "$name: 'go' not found; install Go (https://go.dev/dl/)"
-  echo "$name: installing $version with go install (a first install takes $first on 2 cores)..."
-  rm -f "$bin.version"
-  with_progress "installing $name" go_install_into_bin "$module@$version"
-  echo "$module@$version" >"$bin.version"
-  echo "$name: installed $version at $bin ($(elapsed "$start"))"
-}
 go_tool_install helm "$HELM_BIN" "$HELM_MODULE" "$HELM_VERSION" "10-15 minutes"
 go_tool_install actionlint "$ACTIONLINT_BIN" "$ACTIONLINT_MODULE" "$ACTIONLINT_VERSION" "about 1.5 minutes"
 
