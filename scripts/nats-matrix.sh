@@ -19,8 +19,8 @@ NATS_SERVER_MODULE=github.com/nats-io/nats-server/v2
 
 # The end-to-end files of test/lattice/ that between them use every part of NATS that the service
 # and wadm use, chosen for coverage per second. Measured one by one with the pinned version on
-# this project's 2-core machine under load 9-15: 9-58 s each, about 3.5 minutes for the seven, so
-# three versions and their three builds (51-93 s each) stay within about 15 minutes.
+# this project's 2-core machine under load 9-15: 9-58 s each, 2.7 minutes for the seven (1.7 at
+# load 5), so three versions and their first builds (51-93 s each) stay within about 12 minutes.
 #   e2e-wadm          wadm's API over request/reply, its JetStream KV store; no hosts
 #   e2e-hosts         wadm driving simulated hosts: control-interface requests, lattice events
 #   lattice           the wire details of every wadm call, no responders, lost replies, the
