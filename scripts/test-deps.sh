@@ -28,7 +28,7 @@ KUBERNETES_VERSION=v1.36.3
 # Upstream version of Debian bookworm's etcd-server (3.4.23-4+b4); Kubernetes supports etcd >= 3.4.
 ETCD_VERSION=3.4.23
 # Go tools the tests run, installed from the Go module proxy with `go install`; each pinned (helm
-# in scripts/lib/go-tools.sh: the release uses the same).
+# in scripts/lib/go-install.sh: the release uses the same).
 ACTIONLINT_MODULE=github.com/rhysd/actionlint/cmd/actionlint
 ACTIONLINT_VERSION=v1.7.12
 
@@ -67,11 +67,10 @@ case "${1:-}" in
   *) echo "test-deps: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
 esac
 
-now_ms() { date +%s%3N; }
-elapsed() { local ms=$(($(now_ms) - $1)); printf '%d.%01ds' $((ms / 1000)) $((ms % 1000 / 100)); }
 die() { echo "test-deps: $*" >&2; exit 1; }
-# shellcheck source=scripts/lib/go-tools.sh
-. "$ROOT/scripts/lib/go-tools.sh"
+# now_ms, elapsed, with_progress, go_install_as, go_tool_installed, go_tool_install.
+# shellcheck source=lib/go-install.sh
+. "$ROOT/scripts/lib/go-install.sh"
 
 # Prints the installed nats-server version (e.g. v2.11.17), or nothing if absent/broken.
 nats_server_version() {
@@ -153,7 +152,7 @@ if [[ $have == "$NATS_SERVER_VERSION" ]]; then
 else
   command -v go >/dev/null || die "nats-server: 'go' not found; install Go (https://go.dev/dl/)"
   echo "nats-server: installing $NATS_SERVER_VERSION${have:+ (replacing $have)} with go install..."
-  with_progress "installing nats-server" go_install_into_bin "$NATS_SERVER_MODULE@$NATS_SERVER_VERSION"
+  with_progress "installing nats-server" go_install_as "$NATS_SERVER_BIN" "$NATS_SERVER_MODULE@$NATS_SERVER_VERSION"
   have=$(nats_server_version)
   [[ $have == "$NATS_SERVER_VERSION" ]] ||
     die "nats-server: installed binary reports '${have:-nothing}', expected $NATS_SERVER_VERSION"

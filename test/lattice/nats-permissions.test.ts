@@ -136,10 +136,16 @@ const publishDenied = () => metric('nats_permission_denied_total{operation="publ
 const subscribeDenied = () => metric('nats_permission_denied_total{operation="subscribe"}');
 const unhandledRejections = () => metric('unhandled_rejections_total');
 
-/** The subjects nats-server logged a publish violation of, for the service's user. */
-function refusedPublishes(): string[] {
-  return [...nats.output().matchAll(/Publish Violation - User "service", Subject "([^"]+)"/g)].map((m) => m[1]!);
+/**
+ * The subjects a nats-server log shows a publish violation of, for the service's user. Up to 2.11
+ * the line names the user: `Publish Violation - User "service", Subject "…"`; from 2.12 the
+ * client's prefix does, with its account: `"$G/user:service" - Publish Violation - Subject "…"`.
+ */
+function publishViolationsOfService(log: string): string[] {
+  const violation = /(?:Publish Violation - User "service", |"[^"/]*\/user:service" - Publish Violation - )Subject "([^"]+)"/g;
+  return [...log.matchAll(violation)].map((m) => m[1]!);
 }
+const refusedPublishes = () => publishViolationsOfService(nats.output());
 
 /** nats-server's list of refused publishes, once it holds as many as the service counted (it logs after it answers). */
 async function refusedPublishesCounted(): Promise<string[]> {
@@ -178,6 +184,19 @@ async function wadmVersions(lattice: string, name: string): Promise<string> {
 // ---- the tests ----------------------------------------------------------------------------------
 
 const FORBIDDEN = { namespace: 'tenant-f', name: 'hello-f', lattice: 'forbidden' };
+
+describe("nats-server's log of refused publishes", () => {
+  it('is read in the format of every tested version, for the service user only (logged by 2.11.17 and 2.12.15)', () => {
+    const log = [
+      '[9] [ERR] 127.0.0.1:5 - cid:7 - Publish Violation - User "service", Subject "wadm.api.x.model.versions.a"',
+      '[9] [ERR] 127.0.0.1:5 - cid:7 - "v2.29.3:nats.js:svc" - "$G/user:service" - Publish Violation - Subject "wadm.api.y.model.versions.b"',
+      '[9] [ERR] 127.0.0.1:6 - cid:8 - Publish Violation - User "admin", Subject "wadm.api.z.model.versions.c"',
+      '[9] [ERR] 127.0.0.1:6 - cid:8 - "nats.js" - "$G/user:admin" - Publish Violation - Subject "wadm.api.z.model.versions.d"',
+      '[9] [ERR] 127.0.0.1:5 - cid:7 - "v2.29.3:nats.js:svc" - "$G/user:service" - Subscription Violation - Subject "wadm.evt.x.>", SID 4',
+    ].join('\n');
+    assert.deepEqual(publishViolationsOfService(log), ['wadm.api.x.model.versions.a', 'wadm.api.y.model.versions.b']);
+  });
+});
 
 describe('the service with a NATS user limited to its lattices (SECURITY.md)', () => {
   it('a lattice outside the permissions is Stalled (LatticeNotPermitted), names what to grant, and the process lives on', async () => {
