@@ -48,7 +48,9 @@ FROM ${RUNTIME_IMAGE}
 WORKDIR /app
 COPY --from=production-dependencies /runtime/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-COPY package.json ./
+# package-lock.json names every production package, also those inside dist/main.js that no
+# node_modules/*/package.json shows: the release's SBOM (scripts/release.sh, syft) reads it.
+COPY package.json package-lock.json ./
 COPY --from=allocator /out/libjemalloc.so.2 /usr/local/lib/libjemalloc.so.2
 COPY --from=allocator /out/copyright /usr/share/doc/libjemalloc2/copyright
 # distroless' "nonroot"; manifests/deployment.yaml runs as the same numeric user and group.

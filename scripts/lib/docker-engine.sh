@@ -78,8 +78,9 @@ remove_all_but_kept() {
   docker image prune -f >/dev/null 2>&1 || true
 }
 
+# Exits with the status it is given, or that of the command that ended the script.
 engine_cleanup() {
-  local status=$? start
+  local status=${1:-$?} start
   trap - EXIT INT TERM
   start=$(now_ms)
   if [[ -n $dockerd_pid ]]; then

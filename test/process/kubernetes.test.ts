@@ -357,7 +357,7 @@ describe('the Dockerfile', () => {
     assert.equal(final.name, undefined);
   });
 
-  it('copies only dist/, the node_modules the bundle loads, package.json and jemalloc with its licence into the final stage, which runs no command at build time', () => {
+  it('copies only dist/, the node_modules the bundle loads, package.json, the lockfile (for the SBOM) and jemalloc with its licence into the final stage, which runs no command at build time', () => {
     const { stages, final } = dockerfile();
     const [build, deps, allocator] = stages;
     // scripts/runtime-modules.mjs lays out /runtime from the production install (test/process/runtime-modules.test.ts).
@@ -366,7 +366,7 @@ describe('the Dockerfile', () => {
     assert.deepEqual(copies, [
       `COPY --from=${deps!.name} /runtime/node_modules ./node_modules`,
       `COPY --from=${build!.name} /app/dist ./dist`,
-      'COPY package.json ./',
+      'COPY package.json package-lock.json ./',
       `COPY --from=${allocator!.name} /out/libjemalloc.so.2 /usr/local/lib/libjemalloc.so.2`,
       `COPY --from=${allocator!.name} /out/copyright /usr/share/doc/libjemalloc2/copyright`,
     ]);

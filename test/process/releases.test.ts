@@ -57,7 +57,7 @@ describe('the version', () => {
     const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
     assert.match(runtime, /^WORKDIR \/app$/m);
     assert.match(runtime, /^COPY --from=build \/app\/dist \.\/dist$/m);
-    assert.match(runtime, /^COPY package\.json \.\/$/m);
+    assert.match(runtime, /^COPY package\.json package-lock\.json \.\/$/m);
   });
 
   it('is in the first log line of the service, with the Node.js version', async () => {
