@@ -5,7 +5,8 @@
 #   - the registry: `crane registry serve` on a free loopback port, its blobs in a temp dir
 #   - the keys: a cosign key pair made for this run (the workflow signs keyless instead)
 #   - the release: scripts/release.sh, which builds the image through the image tier
-#     (scripts/image-test.sh --save), so this tier includes the image tier's checks
+#     (scripts/image-test.sh --save), so this tier includes the image tier's checks; then a second
+#     one of the same image given as an OCI layout, as the workflow gives buildx's
 #   - the checks: a Docker engine of our own again (scripts/lib/docker-engine.sh) to pull and run
 #     the released image, and the real kube-apiserver of the test dependencies
 # Skips with one line and exit 0 where no engine can run (not root, ...), like the image tier.
@@ -65,6 +66,11 @@ start=$(now_ms)
 bash scripts/release.sh "$version" --registry "$REGISTRY" --out "$SCRATCH/release" --key "$SCRATCH/cosign.key" \
   --plain-http "${dirty[@]}"
 release_seconds=$((($(now_ms) - start) / 1000))
+# The workflow's path: a release of an image given as an OCI layout (here, the first release's).
+mkdir "$SCRATCH/layout"
+tar -xf "$SCRATCH/release/wasmcloud-metacontroller-$version-image.oci.tar" -C "$SCRATCH/layout"
+bash scripts/release.sh "$version" --registry "127.0.0.1:$port/from-layout" --out "$SCRATCH/release-from-layout" \
+  --key "$SCRATCH/cosign.key" --image "$SCRATCH/layout" --plain-http "${dirty[@]}"
 
 # --- the checks, on an engine of our own ----------------------------------------------------------
 # Docker pulls over plain HTTP from a registry on loopback without being told to.
@@ -72,7 +78,7 @@ ENGINE_ON_EXIT=finish engine_up
 # What this session pulls goes at exit; the image tier's cached bases stay.
 mapfile -t keep_images < <(docker images --format '{{.Repository}}:{{.Tag}}' | grep -v '<none>')
 KUBERNETES_VERSION=$(sed -n 's/^KUBERNETES_VERSION=//p' scripts/test-deps.sh)
-export RELEASE_DIR=$SCRATCH/release KUBERNETES_VERSION RELEASE_REGISTRY=$REGISTRY RELEASE_SECONDS=$release_seconds \
+export RELEASE_DIR=$SCRATCH/release RELEASE_FROM_LAYOUT_DIR=$SCRATCH/release-from-layout KUBERNETES_VERSION RELEASE_REGISTRY=$REGISTRY RELEASE_SECONDS=$release_seconds \
   COSIGN_PUB=$SCRATCH/cosign.pub IMAGE_TEST_DOCKER=$DOCKER IMAGE_TEST_SOCKET=$SOCKET DOCKER_CONFIG=$WORK/client
 # Then the upgrade tests (also in `npm test`, on a release built from the tree) on this release's
 # install.yaml and chart.

@@ -19,6 +19,8 @@
 #
 # Usage: scripts/release.sh VERSION --registry HOST[:PORT][/PATH] --out DIR
 #            [--key cosign.key] [--image docker-save.tar | OCI-layout-dir] [--plain-http] [--allow-dirty]
+#   --image        release this image instead of building one: a `docker save` tar, or an OCI layout
+#                  whose index.json names one image or one index (buildx --output type=oci)
 #   --plain-http   the registry speaks HTTP (a registry on loopback, as in the release tier)
 #   --allow-dirty  release from a working tree with uncommitted changes (the provenance says so)
 set -euo pipefail
@@ -32,7 +34,7 @@ now_ms() { date +%s%3N; }
 elapsed() { local ms=$(($(now_ms) - $1)); printf '%d.%01ds' $((ms / 1000)) $((ms % 1000 / 100)); }
 say() { echo "release: $*"; }
 die() { echo "release: $*" >&2; exit 1; }
-usage() { sed -n '21,24s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '20,25s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 version= registry= out= key= image= plain_http=false allow_dirty=false
 while (($#)); do
@@ -85,9 +87,9 @@ if [[ -z $image ]]; then
   bash scripts/image-test.sh --save "$image"
   [[ -f $image ]] || die "the image tier did not build an image (see its output above)"
 fi
-push_args=("$image")
-[[ -d $image ]] && push_args=(--index "$image") # an OCI layout, e.g. several platforms
-crane push "${push_args[@]}" "$IMAGE_REPO:$version" >/dev/null 2>"$WORK/push.log" || { cat "$WORK/push.log" >&2; die "crane push failed"; }
+# A directory is an OCI layout (buildx's, several platforms): crane pushes the one image or index
+# its index.json names, as it is, so the digest is the layout's.
+crane push "$image" "$IMAGE_REPO:$version" >/dev/null 2>"$WORK/push.log" || { cat "$WORK/push.log" >&2; die "crane push failed"; }
 digest=$(crane digest "$IMAGE_REPO:$version")
 IMAGE_REF=$IMAGE_REPO@$digest
 crane pull --format oci "$IMAGE_REF" "$WORK/image-oci" 2>/dev/null

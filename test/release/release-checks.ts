@@ -118,6 +118,17 @@ describe('a release, verified as a user verifies it', () => {
   });
 });
 
+describe("a release of an image given as an OCI layout, as the workflow gives buildx's", () => {
+  it('pushes that very image (the same digest), and verifies', () => {
+    const dir = required('RELEASE_FROM_LAYOUT_DIR');
+    const fromLayout = readFileSync(join(dir, 'release.env'), 'utf8');
+    const digest = /^IMAGE=.*@(sha256:[0-9a-f]{64})$/m.exec(fromLayout)?.[1];
+    assert.equal(digest, release.IMAGE.split('@')[1]);
+    const result = verify(dir);
+    assert.equal(result.code, 0, result.out);
+  });
+});
+
 describe('the image and the chart, pulled by digest', () => {
   it('pulls the image by its digest, which install.yaml and the chart pin', () => {
     const pulled = docker(['pull', release.IMAGE]);
