@@ -1,11 +1,12 @@
 // `convert FILE --to v2`: WasmCloudApplications or wadm manifests in, wasmCloud v2 resources (YAML)
-// on stdout, the loss report on stderr. The exit code gates CI: 0 when everything mapped, 3 when
-// anything was approximated, dropped or needs input, 1 when the input (or a flag value) is invalid.
+// on stdout, the loss report on stderr. The exit code gates CI: 0 when the output runs as converted
+// (mapped or approximated), 3 when something was dropped or needs input, 1 when the input is
+// invalid, 2 when a flag value is.
 import yaml from 'js-yaml';
 import { API_VERSION, convertManifest, KIND } from '../convert/oam.js';
 import { v2Problems } from '../convert/check.js';
 import { convertToV2 } from '../convert/to-v2.js';
-import { EXIT_FAITHFUL, EXIT_INVALID, EXIT_LOSSY, formatReport, isLossy, summarize, type Finding } from '../convert/report.js';
+import { EXIT_INVALID, exitCodeOf, formatReport, summarize, type Finding } from '../convert/report.js';
 import { ALLOWED_HOST } from '../schema/v2.js';
 import { check, readAll, type Options, type Outcome } from './commands.js';
 
@@ -61,7 +62,7 @@ export function convertTo(file: string, options: ConvertToOptions): Outcome {
   if (invalid.length > 0)
     return { stdout: '', stderr: `the converted resources are not valid:\n${invalid.join('\n')}\n`, code: EXIT_INVALID };
   const stdout = resources.map((r) => yaml.dump(r, { lineWidth: -1, noRefs: true })).join('---\n');
-  return { stdout, stderr: `${reports.join('')}${summarize(all)}\n`, code: isLossy(all) ? EXIT_LOSSY : EXIT_FAITHFUL };
+  return { stdout, stderr: `${reports.join('')}${summarize(all)}\n`, code: exitCodeOf(all) };
 }
 
 function usage(message: string): Outcome {

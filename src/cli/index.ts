@@ -20,8 +20,9 @@ export const USAGE = `usage: wasmcloud-metacontroller [command]
   render FILE                  print the exact wadm manifest (JSON) the hook would put, and its version
   convert FILE                 turn wadm (OAM) manifests into WasmCloudApplication resources
   convert FILE --to v2         turn WasmCloudApplications or wadm manifests into wasmCloud v2 WorkloadDeployments
-                               (YAML on stdout) with a report of every loss on stderr; exit 0 when everything
-                               mapped, 3 when something was approximated, dropped or needs input, 1 when invalid
+                               (YAML on stdout) with a report of every loss on stderr; exit 0 when the output
+                               runs as converted (mapped or approximated), 3 when something was dropped or needs
+                               input, 1 when invalid
   status NAME --lattice L      ask wadm over NATS (NATS_URL, NATS_*) and print the status the hook would write
   diff FILE [--lattice L]      what applying the file would change in wadm: the rendered manifest against the
                                deployed version's, as a unified diff; exit 0 when equal, 1 when different

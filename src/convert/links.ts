@@ -4,7 +4,7 @@
 import type { Component, ConfigProperty, LinkProperties } from '../schema/application.js';
 import type { HostInterface } from '../schema/v2.js';
 import { hostPluginOf, type HostInterfaceList } from './host-interfaces.js';
-import { dropped, mapped, needsInput, type Finding } from './report.js';
+import { approximated, dropped, mapped, needsInput, type Finding } from './report.js';
 
 export interface LinkContext {
   components: readonly Component[];
@@ -38,7 +38,9 @@ const LINK_NAME =
 const COMPONENT_LINK_CONFIG = 'v2 has no per-link configuration; give the component what it needs in its localResources.config';
 const PROVIDER_LINK_CONFIG =
   'configured the provider for this link; v2 host plugins are configured on the host (chart values), not per link';
-const LISTEN_ADDRESS = 'the listen address belongs to the host (wash host --http-addr); v2 routes requests to the workload by Host header';
+/** Runs all the same: one listener per host serves every workload, told apart by Host header. */
+const LISTEN_ADDRESS = (address: string) =>
+  `the listen address belongs to the host: start it with wash host --http-addr ${address || 'ADDR'}; v2 routes requests to the workload by Host header`;
 const LINK_SECRETS = 'v2 has no per-link secrets; see wasmcloud:secrets with secretFrom';
 
 export function mapLinks(context: LinkContext): MappedLinks {
@@ -180,7 +182,18 @@ function sourceConfigFinding(config: ConfigProperty, path: string, pkg: string, 
       return mapped(path, `config "${config.name}": subscriptions → the wasmcloud:messaging hostInterface's config.subscriptions`);
     return dropped(path, `config "${config.name}": subscriptions → config.subscriptions, but ${rest.join(', ')} ${why}`);
   }
-  if (pkg === 'wasi:http' && keys.some((k) => k.toLowerCase() === 'address'))
-    return dropped(path, `config "${config.name}" (${keys.join(', ')}): ${LISTEN_ADDRESS}`);
+  if (pkg === 'wasi:http' && keys.some(isAddress)) return listenAddressFinding(config, path, why);
   return dropped(path, `config "${config.name}"${keys.length > 0 ? ` (${keys.join(', ')})` : ''}: ${why}`);
+}
+
+const isAddress = (key: string) => key.toLowerCase() === 'address';
+
+/** Not a loss on its own: the host's --http-addr owns the listener, which v2 cannot set per workload. */
+function listenAddressFinding(config: ConfigProperty, path: string, why: string): Finding {
+  const properties = config.properties ?? {};
+  const key = Object.keys(properties).find(isAddress)!;
+  const address = properties[key]!;
+  const rest = Object.keys(properties).filter((k) => !isAddress(k));
+  if (rest.length === 0) return approximated(path, `config "${config.name}" (${key} ${address}): ${LISTEN_ADDRESS(address)}`);
+  return dropped(path, `config "${config.name}": ${key} → the host's --http-addr ${address}, but ${rest.join(', ')} ${why}`);
 }

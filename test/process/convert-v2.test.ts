@@ -84,13 +84,13 @@ describe('convert --to v2 on the wadm fixtures', () => {
     });
   }
 
-  it('with --http-host and --allow-host, shared-http-dev needs no more input: one wasi:http entry serves both directions', () => {
+  it('with --http-host and --allow-host, shared-http-dev needs no more input and exits 0: one wasi:http entry serves both directions', () => {
     const { stdout, stderr, code } = convertFixture('shared-http-dev', {
       httpHost: 'hello.example.com',
       allowHosts: ['api.example.com'],
       namespaceGiven: 'apps',
     });
-    assert.equal(code, 3, 'the listen address is still dropped');
+    assert.equal(code, 0, "the listen address is the host's: approximated, not a loss");
     golden('shared-http-dev.flags.yaml', stdout);
     golden('shared-http-dev.flags.report.txt', stderr);
     assert.doesNotMatch(stderr, /needs input {2}/);
@@ -160,7 +160,7 @@ describe('the mapping', () => {
     ]);
   });
 
-  it('exits 0 only when every construct mapped', () => {
+  it('exits 0 when every construct mapped', () => {
     const spec = {
       components: [
         component('api', [link('wasi', 'keyvalue', ['store'], 'kv'), link('wasi', 'logging', ['logging'], 'worker')]),
@@ -175,6 +175,39 @@ describe('the mapping', () => {
     assert.match(stderr, /\n8 mapped, 0 approximated, 0 needs input, 0 dropped\n$/);
     const [deployment] = yaml.loadAll(stdout) as WorkloadDeployment[];
     assert.equal(deployment!.metadata.namespace, 'team-a', 'a resource keeps its own namespace');
+  });
+
+  it("takes the HTTP listen address as the host's (approximated): an HTTP application with --http-host exits 0", () => {
+    const { code, stderr } = convertFixture('hello', { httpHost: 'hello.example.com' });
+    assert.equal(code, 0, stderr);
+    assert.match(
+      stderr,
+      /\n {2}approximated {2}spec\.components\[1\]\.traits\[0\]\.properties\.source\.config\[0\]: config "default-http" \(ADDRESS 127\.0\.0\.1:8080\): the listen address belongs to the host: start it with wash host --http-addr 127\.0\.0\.1:8080;/,
+    );
+    assert.match(stderr, /\n7 mapped, 1 approximated, 0 needs input, 0 dropped\n$/);
+    const spec = {
+      components: [
+        component('api'),
+        provider('server', [
+          {
+            type: 'link',
+            properties: {
+              namespace: 'wasi',
+              package: 'http',
+              interfaces: ['incoming-handler'],
+              target: { name: 'api' },
+              source: { config: [{ name: 'listen', properties: { address: '0.0.0.0:80', cors_allowed_origins: '*' } }] },
+            },
+          },
+        ]),
+      ],
+    };
+    const { findings } = convertToV2(app(wasmApp.scratch().named('cors').with(spec).build()), { httpHost: 'api.example.com' });
+    assert.deepEqual(
+      findings.filter((f) => f.outcome !== 'mapped').map((f) => `${f.outcome} ${f.path}`),
+      ['dropped spec.components[1].traits[0].properties.source.config[0]'],
+      'a setting beside the address is still lost',
+    );
   });
 
   it('drops custom providers, file:// images and shared components, each with the field and the reason', () => {
