@@ -94,12 +94,13 @@ function secretsOf(component: Component, at: string, context: ComponentContext):
     context.hostInterfaces.ensure({
       namespace: 'wasmcloud',
       package: 'secrets',
-      interfaces: ['store'],
+      // The host's wasmcloud:secrets has both: store hands out a secret, reveal reads its value.
+      interfaces: ['store', 'reveal'],
       secretFrom: [{ name: context.secretName }],
     });
     return needsInput(
       `${at}.properties.secrets[${s}]`,
-      `secret "${secret.name}": create Secret "${context.secretName}" with key "${secret.name}" holding ${source(secret, context.policies)}; the wasmcloud:secrets hostInterface reads it through secretFrom (the component must import the v2 wasmcloud:secrets/store)`,
+      `secret "${secret.name}": create Secret "${context.secretName}" with key "${secret.name}" holding ${source(secret, context.policies)}; the wasmcloud:secrets hostInterface reads it through secretFrom (the component must import v2's wasmcloud:secrets store and reveal)`,
     );
   });
 }

@@ -12,8 +12,18 @@ const HOST_PLUGINS: Record<string, string> = {
   'wasmcloud:messaging': 'messaging (NATS)',
 };
 
+/** What a plugin does differently from the v1 provider, said where its link is reported. */
+const PLUGIN_NOTES: Record<string, string> = {
+  'wasi:keyvalue':
+    'v2 uses the bucket the component opens by name (wasi:keyvalue/store open), an existing JetStream KV bucket; no link setting picks it',
+};
+
 export function hostPluginOf(namespace: string, pkg: string): string | undefined {
   return HOST_PLUGINS[`${namespace}:${pkg}`];
+}
+
+export function pluginNoteOf(pkg: string): string | undefined {
+  return PLUGIN_NOTES[pkg];
 }
 
 export class HostInterfaceList {

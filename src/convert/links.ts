@@ -3,7 +3,7 @@
 // anything else (custom providers, link names, per-link config and secrets) has no v2 form.
 import type { Component, ConfigProperty, LinkProperties } from '../schema/application.js';
 import type { HostInterface } from '../schema/v2.js';
-import { hostPluginOf, type HostInterfaceList } from './host-interfaces.js';
+import { hostPluginOf, pluginNoteOf, type HostInterfaceList } from './host-interfaces.js';
 import { approximated, dropped, mapped, needsInput, type Finding } from './report.js';
 
 export interface LinkContext {
@@ -92,7 +92,9 @@ function mapLink(link: Link, context: LinkContext, result: MappedLinks): Finding
     return [dropped(path, `link ${interfaces}: component "${component.name}" is not in the workload`)];
   const merged = context.hostInterfaces.ensure(hostInterfaceOf(link, context));
   const into = merged ? `merged into the one unnamed ${pkg} entry of` : '→';
-  const findings = [mapped(path, `link ${interfaces} ${into} spec.template.spec.hostInterfaces, served by the host's ${plugin} plugin`)];
+  const note = pluginNoteOf(pkg);
+  const served = `served by the host's ${plugin} plugin${note ? `: ${note}` : ''}`;
+  const findings = [mapped(path, `link ${interfaces} ${into} spec.template.spec.hostInterfaces, ${served}`)];
   const ifaces = link.properties.interfaces;
   if (pkg === 'wasi:http' && exporting && ifaces.includes('incoming-handler')) findings.push(httpHostFinding(path, context.httpHost));
   if (pkg === 'wasi:http' && !exporting && ifaces.includes('outgoing-handler')) {
@@ -166,8 +168,10 @@ function linkExtras({ properties, path, source, target, pkg }: Link): Finding[] 
   const configWhy = (end: Component) => (end.type === 'capability' ? PROVIDER_LINK_CONFIG : COMPONENT_LINK_CONFIG);
   for (const [config, field] of sourceConfigs(properties))
     findings.push(sourceConfigFinding(config, `${at}.${field}`, pkg, configWhy(source)));
-  for (const [config, field] of targetConfigs(properties))
-    findings.push(dropped(`${at}.${field}`, `config "${config.name}": ${configWhy(target)}`));
+  for (const [config, field] of targetConfigs(properties)) {
+    const bucket = pkg === 'wasi:keyvalue' ? keyvalueBucketFindings(config, `${at}.${field}`, configWhy(target)) : undefined;
+    findings.push(...(bucket ?? [dropped(`${at}.${field}`, `config "${config.name}": ${configWhy(target)}`)]));
+  }
   const secrets = [...(properties.source?.secrets ?? []).map((_, k) => `source.secrets[${k}]`)];
   if (typeof properties.target !== 'string') secrets.push(...(properties.target.secrets ?? []).map((_, k) => `target.secrets[${k}]`));
   for (const field of secrets) findings.push(dropped(`${at}.${field}`, LINK_SECRETS));
@@ -196,4 +200,20 @@ function listenAddressFinding(config: ConfigProperty, path: string, why: string)
   const rest = Object.keys(properties).filter((k) => !isAddress(k));
   if (rest.length === 0) return approximated(path, `config "${config.name}" (${key} ${address}): ${LISTEN_ADDRESS(address)}`);
   return dropped(path, `config "${config.name}": ${key} → the host's --http-addr ${address}, but ${rest.join(', ')} ${why}`);
+}
+
+/** v1's keyvalue provider took its bucket from the link (BUCKET); v2 opens the one the component names. */
+function keyvalueBucketFindings(config: ConfigProperty, path: string, why: string): Finding[] | undefined {
+  const properties = config.properties ?? {};
+  const key = Object.keys(properties).find((k) => k.toLowerCase() === 'bucket');
+  if (key === undefined) return undefined;
+  const bucket = properties[key];
+  const rest = Object.keys(properties).filter((k) => k !== key);
+  return [
+    needsInput(
+      path,
+      `config "${config.name}" (${key} ${bucket}): v2 uses the bucket the component opens by name, not a link setting: the component must open "${bucket}" to keep v1's data, and that JetStream KV bucket must exist`,
+    ),
+    ...(rest.length > 0 ? [dropped(path, `config "${config.name}": ${rest.join(', ')} ${why}`)] : []),
+  ];
 }

@@ -210,6 +210,46 @@ describe('the mapping', () => {
     );
   });
 
+  it('lists store and reveal in the wasmcloud:secrets hostInterface, as the v2 host serves both', () => {
+    const [deployment] = yaml.loadAll(convertFixture('secrets-policy').stdout) as WorkloadDeployment[];
+    assert.deepEqual(deployment!.spec.template.spec.hostInterfaces, [
+      { namespace: 'wasmcloud', package: 'secrets', interfaces: ['store', 'reveal'], secretFrom: [{ name: 'sample-secrets' }] },
+    ]);
+  });
+
+  it("says that v2 keyvalue uses the bucket the component opens by name, and asks for v1's link bucket", () => {
+    const kvLink = (config?: Record<string, string>) => ({
+      type: 'link',
+      properties: {
+        namespace: 'wasi',
+        package: 'keyvalue',
+        interfaces: ['store', 'atomics'],
+        target: { name: 'kv', ...(config ? { config: [{ name: 'kv-bucket', properties: config }] } : {}) },
+      },
+    });
+    const convert = (config?: Record<string, string>) =>
+      convertToV2(
+        app(
+          wasmApp
+            .scratch()
+            .named('counter')
+            .with({ components: [component('api', [kvLink(config)]), provider('kv')] })
+            .build(),
+        ),
+      ).findings;
+    const [needs] = convert({ BUCKET: 'counters' }).filter((f) => f.outcome === 'needs input');
+    assert.match(needs!.detail, /the component must open "counters" to keep v1's data, and that JetStream KV bucket must exist$/);
+    const plain = convert().find((f) => f.path === 'spec.components[0].traits[1]')!;
+    assert.equal(plain.outcome, 'mapped');
+    assert.match(plain.detail, /v2 uses the bucket the component opens by name \(wasi:keyvalue\/store open\)/);
+    assert.deepEqual(
+      convert({ BUCKET: 'counters', tls_ca: 'x' })
+        .filter((f) => f.path.includes('.config['))
+        .map((f) => `${f.outcome}: ${f.detail.split(':')[0]}`),
+      ['needs input: config "kv-bucket" (BUCKET counters)', 'dropped: config "kv-bucket"'],
+    );
+  });
+
   it('drops custom providers, file:// images and shared components, each with the field and the reason', () => {
     const spec = {
       components: [
