@@ -13,6 +13,8 @@ import { check, readAll, type Options, type Outcome } from './commands.js';
 const TARGETS = ['v2'] as const;
 const WADM_API_VERSION = 'core.oam.dev/v1beta1';
 const ALLOWED_HOST_PATTERN = new RegExp(ALLOWED_HOST);
+/** NATS's rule for object store names; config.buckets is a comma-separated list of them. */
+const BUCKET_NAME = /^[A-Za-z0-9_-]+$/;
 
 export interface ConvertToOptions extends Options {
   to: string;
@@ -20,6 +22,7 @@ export interface ConvertToOptions extends Options {
   namespaceGiven: string | undefined;
   httpHost: string | undefined;
   allowHosts: string[];
+  blobstoreBuckets: string[];
 }
 
 export function convertTo(file: string, options: ConvertToOptions): Outcome {
@@ -29,6 +32,9 @@ export function convertTo(file: string, options: ConvertToOptions): Outcome {
   const badHost = options.allowHosts.find((host) => !ALLOWED_HOST_PATTERN.test(host));
   if (badHost !== undefined)
     return usage(`--allow-host ${JSON.stringify(badHost)}: use *, host[:port], scheme://host[:port] or *.suffix (no path)`);
+  const badBucket = options.blobstoreBuckets.find((bucket) => !BUCKET_NAME.test(bucket));
+  if (badBucket !== undefined)
+    return usage(`--blobstore-bucket ${JSON.stringify(badBucket)}: a JetStream bucket name has only letters, digits, - and _`);
   const resources: unknown[] = [];
   const reports: string[] = [];
   const problems: string[] = [];
@@ -45,7 +51,8 @@ export function convertTo(file: string, options: ConvertToOptions): Outcome {
     }
     const own = typeof value?.metadata?.namespace === 'string' ? value.metadata.namespace : undefined;
     const namespace = own ?? options.namespaceGiven;
-    const conversion = convertToV2(checked.validation.app, { namespace, httpHost: options.httpHost, allowHosts: options.allowHosts });
+    const { httpHost, allowHosts, blobstoreBuckets } = options;
+    const conversion = convertToV2(checked.validation.app, { namespace, httpHost, allowHosts, blobstoreBuckets });
     resources.push(...conversion.resources);
     all.push(...conversion.findings);
     const made = conversion.resources.map((r) => r.metadata.name).join(', ') || 'nothing';

@@ -33,6 +33,7 @@ options:
   -l, --lattice L              lattice (default: DEFAULT_LATTICE or default)
       --http-host H            convert --to v2: the Host header that routes incoming HTTP to the workload
       --allow-host H           convert --to v2: a host components may call over HTTP (repeatable; * for any)
+      --blobstore-bucket NAME  convert --to v2: a blobstore container the workload may use (repeatable)
   -V, --version                print the version and exit
       --strict                 validate: unknown trait types are errors
   -h, --help
@@ -43,6 +44,9 @@ export type Invocation =
   | { command: 'help' }
   | { command: 'version' }
   | { command: 'run'; run: (config: Config) => Promise<Outcome> | Outcome };
+
+/** Any of these makes `convert` the v2 conversion (which then asks for --to v2). */
+const V2_FLAGS = ['to', 'http-host', 'allow-host', 'blobstore-bucket'] as const;
 
 const fail = (message: string): Invocation => ({ command: 'run', run: () => ({ stdout: '', stderr: message, code: 2 }) });
 
@@ -62,6 +66,7 @@ export function parseCommandLine(argv: string[]): Invocation {
         to: { type: 'string' },
         'http-host': { type: 'string' },
         'allow-host': { type: 'string', multiple: true },
+        'blobstore-bucket': { type: 'string', multiple: true },
         'max-payload': { type: 'string' },
       },
     });
@@ -97,12 +102,13 @@ export function parseCommandLine(argv: string[]): Invocation {
     case 'render':
       return one('FILE', { command: 'run', run: async (config) => (await import('./commands.js')).render(args[0]!, options(config)) });
     case 'convert':
-      if (values.to !== undefined || values['http-host'] !== undefined || values['allow-host'] !== undefined) {
+      if (V2_FLAGS.some((flag) => values[flag] !== undefined)) {
         const v2 = {
           to: values.to ?? '',
           namespaceGiven: values.namespace,
           httpHost: values['http-host'],
           allowHosts: values['allow-host'] ?? [],
+          blobstoreBuckets: values['blobstore-bucket'] ?? [],
         };
         return one('FILE', {
           command: 'run',

@@ -13,6 +13,7 @@ export interface LinkContext {
   hostInterfaces: HostInterfaceList;
   httpHost: string | undefined;
   allowHosts: readonly string[];
+  blobstoreBuckets: readonly string[];
 }
 
 export interface MappedLinks {
@@ -97,6 +98,7 @@ function mapLink(link: Link, context: LinkContext, result: MappedLinks): Finding
   const findings = [mapped(path, `link ${interfaces} ${into} spec.template.spec.hostInterfaces, ${served}`)];
   const ifaces = link.properties.interfaces;
   if (pkg === 'wasi:http' && exporting && ifaces.includes('incoming-handler')) findings.push(httpHostFinding(path, context.httpHost));
+  if (pkg === 'wasi:blobstore') findings.push(blobstoreBucketsFinding(path, context.blobstoreBuckets));
   if (pkg === 'wasi:http' && !exporting && ifaces.includes('outgoing-handler')) {
     result.outboundHttp.add(component.name);
     findings.push(allowHostsFinding(path, component.name, context.allowHosts));
@@ -126,6 +128,7 @@ function hostInterfaceOf(link: Link, context: LinkContext): HostInterface {
   const subscriptions =
     link.pkg === 'wasmcloud:messaging' ? sourceConfigs(link.properties).find(([c]) => c.properties?.['subscriptions'])?.[0] : undefined;
   if (subscriptions?.properties !== undefined) config['subscriptions'] = subscriptions.properties['subscriptions']!;
+  if (link.pkg === 'wasi:blobstore' && context.blobstoreBuckets.length > 0) config['buckets'] = context.blobstoreBuckets.join(',');
   return { namespace, package: pkg, interfaces, ...(Object.keys(config).length > 0 ? { config } : {}) };
 }
 
@@ -135,6 +138,16 @@ function httpHostFinding(path: string, httpHost: string | undefined): Finding {
   return needsInput(
     path,
     'v2 routes incoming HTTP by Host header and rejects requests without a match: pass --http-host H for the wasi:http config.host',
+  );
+}
+
+/** v1's blobstore providers opened any container; v2's NATS blobstore only those in config.buckets. */
+function blobstoreBucketsFinding(path: string, buckets: readonly string[]): Finding {
+  if (buckets.length > 0)
+    return mapped(path, `config.buckets "${buckets.join(',')}" from --blobstore-bucket: the workload may use these containers`);
+  return needsInput(
+    path,
+    'v2\'s NATS blobstore refuses every container not listed in config.buckets (each call fails with "unauthorized"): pass --blobstore-bucket NAME (repeatable) for each container the component uses',
   );
 }
 

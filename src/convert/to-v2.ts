@@ -19,6 +19,8 @@ export interface V2Options {
   httpHost?: string | undefined;
   /** Outbound HTTP allow-list for components that import wasi:http/outgoing-handler. */
   allowHosts?: readonly string[] | undefined;
+  /** Containers the wasi:blobstore hostInterface lets the workload use (config.buckets). */
+  blobstoreBuckets?: readonly string[] | undefined;
 }
 
 export interface V2Conversion {
@@ -52,6 +54,7 @@ export function convertToV2(app: ValidSpec, options: V2Options = {}): V2Conversi
     hostInterfaces,
     httpHost: options.httpHost,
     allowHosts,
+    blobstoreBuckets: options.blobstoreBuckets ?? [],
   });
   findings.push(...links.findings);
   spec.components.forEach((component, index) => {

@@ -30,6 +30,7 @@ function options(extra: Partial<ConvertToOptions> = {}): ConvertToOptions {
     namespaceGiven: undefined,
     httpHost: undefined,
     allowHosts: [],
+    blobstoreBuckets: [],
     ...extra,
   };
 }
@@ -210,6 +211,28 @@ describe('the mapping', () => {
     );
   });
 
+  it('asks for the blobstore containers, which the v2 host refuses unless config.buckets lists them', () => {
+    const blobLink = 'spec.components[0].traits[1]';
+    const without = convertFixture('complex');
+    assert.match(
+      without.stderr,
+      /\n {2}needs input {3}spec\.components\[0\]\.traits\[1\]: v2's NATS blobstore refuses every container not listed in config\.buckets .*: pass --blobstore-bucket NAME/,
+    );
+    const blobstoreOf = (stdout: string) =>
+      (yaml.loadAll(stdout) as WorkloadDeployment[]).map((d) =>
+        d.spec.template.spec.hostInterfaces!.find((h) => h.package === 'blobstore'),
+      );
+    assert.deepEqual(blobstoreOf(without.stdout), [
+      { namespace: 'wasi', package: 'blobstore', interfaces: ['blobstore'] },
+      { namespace: 'wasi', package: 'blobstore', interfaces: ['blobstore'] },
+    ]);
+    const { stdout, stderr } = convertFixture('complex', { blobstoreBuckets: ['blobby', 'thumbnails'] });
+    const filled = { namespace: 'wasi', package: 'blobstore', interfaces: ['blobstore'], config: { buckets: 'blobby,thumbnails' } };
+    assert.deepEqual(blobstoreOf(stdout), [filled, filled]);
+    assert.ok(stderr.includes(`\n  mapped        ${blobLink}: config.buckets "blobby,thumbnails" from --blobstore-bucket`), stderr);
+    assert.doesNotMatch(stderr, /--blobstore-bucket NAME/);
+  });
+
   it('lists store and reveal in the wasmcloud:secrets hostInterface, as the v2 host serves both', () => {
     const [deployment] = yaml.loadAll(convertFixture('secrets-policy').stdout) as WorkloadDeployment[];
     assert.deepEqual(deployment!.spec.template.spec.hostInterfaces, [
@@ -351,6 +374,16 @@ describe('the command line', () => {
     assert.match(stderr, /\n-\[1\]: wadm Application hello-world → WorkloadDeployment hello-world\n/);
   });
 
+  it('takes --blobstore-bucket, repeated, as the v2 conversion', () => {
+    const file = join(REPO_FIXTURES_DIR, 'complex.yaml');
+    const { code, stdout, stderr } = cli(['convert', file, '--blobstore-bucket', 'blobby', '--blobstore-bucket', 'cache']);
+    assert.equal(code, 2, 'without --to v2 the target is missing');
+    assert.equal(stdout, '');
+    assert.match(stderr, /the only target is v2/);
+    const v2 = cli(['convert', file, '--to', 'v2', '--blobstore-bucket', 'blobby', '--blobstore-bucket', 'cache']);
+    assert.match(v2.stdout, /\n {10}config:\n {12}buckets: blobby,cache\n/);
+  });
+
   it('exits 1 on invalid input and prints no resources', () => {
     const { code, stdout, stderr } = cli(['convert', join(REPO_FIXTURES_DIR, 'invalid-dangling-link.yaml'), '--to', 'v2']);
     assert.equal(code, 1);
@@ -366,6 +399,7 @@ describe('the command line', () => {
     assert.equal(convertTo(missing, options({ to: 'v3' })).code, 2);
     assert.equal(convertTo(missing, options({ allowHosts: ['api.example.com', 'https://x.example/path'] })).code, 2);
     assert.equal(convertTo(missing, options({ httpHost: 'https://x.example' })).code, 2);
+    assert.equal(convertTo(missing, options({ blobstoreBuckets: ['blobby', 'a,b'] })).code, 2, 'config.buckets is comma-separated');
   });
 
   it('without --to, convert still turns a wadm manifest into a WasmCloudApplication', () => {
