@@ -15,6 +15,7 @@ const WADM_API_VERSION = 'core.oam.dev/v1beta1';
 const ALLOWED_HOST_PATTERN = new RegExp(ALLOWED_HOST);
 /** NATS's rule for object store names; config.buckets is a comma-separated list of them. */
 const BUCKET_NAME = /^[A-Za-z0-9_-]+$/;
+const LABEL_KEY = /^[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?$/;
 
 export interface ConvertToOptions extends Options {
   to: string;
@@ -23,6 +24,7 @@ export interface ConvertToOptions extends Options {
   httpHost: string | undefined;
   allowHosts: string[];
   blobstoreBuckets: string[];
+  hostgroupFromRequirement: string | undefined;
 }
 
 export function convertTo(file: string, options: ConvertToOptions): Outcome {
@@ -35,6 +37,9 @@ export function convertTo(file: string, options: ConvertToOptions): Outcome {
   const badBucket = options.blobstoreBuckets.find((bucket) => !BUCKET_NAME.test(bucket));
   if (badBucket !== undefined)
     return usage(`--blobstore-bucket ${JSON.stringify(badBucket)}: a JetStream bucket name has only letters, digits, - and _`);
+  const group = options.hostgroupFromRequirement;
+  if (group !== undefined && !LABEL_KEY.test(group))
+    return usage(`--hostgroup-from-requirement ${JSON.stringify(group)}: give the key of a spread requirement, e.g. region`);
   const resources: unknown[] = [];
   const reports: string[] = [];
   const problems: string[] = [];
@@ -51,8 +56,8 @@ export function convertTo(file: string, options: ConvertToOptions): Outcome {
     }
     const own = typeof value?.metadata?.namespace === 'string' ? value.metadata.namespace : undefined;
     const namespace = own ?? options.namespaceGiven;
-    const { httpHost, allowHosts, blobstoreBuckets } = options;
-    const conversion = convertToV2(checked.validation.app, { namespace, httpHost, allowHosts, blobstoreBuckets });
+    const { httpHost, allowHosts, blobstoreBuckets, hostgroupFromRequirement } = options;
+    const conversion = convertToV2(checked.validation.app, { namespace, httpHost, allowHosts, blobstoreBuckets, hostgroupFromRequirement });
     resources.push(...conversion.resources);
     all.push(...conversion.findings);
     const made = conversion.resources.map((r) => r.metadata.name).join(', ') || 'nothing';

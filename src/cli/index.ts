@@ -34,6 +34,8 @@ options:
       --http-host H            convert --to v2: the Host header that routes incoming HTTP to the workload
       --allow-host H           convert --to v2: a host components may call over HTTP (repeatable; * for any)
       --blobstore-bucket NAME  convert --to v2: a blobstore container the workload may use (repeatable)
+      --hostgroup-from-requirement KEY
+                               convert --to v2: select hosts by host group, named by the spread requirement KEY
   -V, --version                print the version and exit
       --strict                 validate: unknown trait types are errors
   -h, --help
@@ -46,7 +48,7 @@ export type Invocation =
   | { command: 'run'; run: (config: Config) => Promise<Outcome> | Outcome };
 
 /** Any of these makes `convert` the v2 conversion (which then asks for --to v2). */
-const V2_FLAGS = ['to', 'http-host', 'allow-host', 'blobstore-bucket'] as const;
+const V2_FLAGS = ['to', 'http-host', 'allow-host', 'blobstore-bucket', 'hostgroup-from-requirement'] as const;
 
 const fail = (message: string): Invocation => ({ command: 'run', run: () => ({ stdout: '', stderr: message, code: 2 }) });
 
@@ -67,6 +69,7 @@ export function parseCommandLine(argv: string[]): Invocation {
         'http-host': { type: 'string' },
         'allow-host': { type: 'string', multiple: true },
         'blobstore-bucket': { type: 'string', multiple: true },
+        'hostgroup-from-requirement': { type: 'string' },
         'max-payload': { type: 'string' },
       },
     });
@@ -109,6 +112,7 @@ export function parseCommandLine(argv: string[]): Invocation {
           httpHost: values['http-host'],
           allowHosts: values['allow-host'] ?? [],
           blobstoreBuckets: values['blobstore-bucket'] ?? [],
+          hostgroupFromRequirement: values['hostgroup-from-requirement'],
         };
         return one('FILE', {
           command: 'run',

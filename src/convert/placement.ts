@@ -3,7 +3,7 @@
 // for the whole workload and every other scaler is reported against it.
 import { canonicalJson } from '../core/manifest.js';
 import type { Component, ScalerProperties } from '../schema/application.js';
-import { approximated, dropped, mapped, type Finding } from './report.js';
+import { approximated, dropped, mapped, needsInput, type Finding } from './report.js';
 
 export interface Placement {
   /** Appended to the deployment name when a weighted spread splits the application. */
@@ -25,17 +25,27 @@ interface Scaler {
   owner: string;
 }
 
+/** The one label a stock v2 host carries (wash host --host-group, default "default"). */
+const HOSTGROUP = 'hostgroup';
 /** wadm's default weight of a spread that names none. */
 const DEFAULT_WEIGHT = 100;
 const MEANING =
   'v1 instances capped the concurrent instances in the lattice, v2 replicas are copies of the whole workload, each on one host';
 
-export function placementsOf(components: readonly IndexedComponent[]): { placements: Placement[]; findings: Finding[] } {
+/**
+ * `hostgroupFrom`: the requirement whose value becomes the `hostgroup` label in hostSelector, for
+ * hosts grouped by it (--hostgroup-from-requirement).
+ */
+export function placementsOf(
+  components: readonly IndexedComponent[],
+  hostgroupFrom?: string,
+): { placements: Placement[]; findings: Finding[] } {
   const scalers = components.flatMap(scalersOf);
   const lead = scalers.find((scaler) => scaler.type === 'spreadscaler');
-  const placements = lead === undefined ? [{ suffix: undefined, hostSelector: undefined, replicas: 1 }] : spreadPlacements(lead);
+  const placements =
+    lead === undefined ? [{ suffix: undefined, hostSelector: undefined, replicas: 1 }] : spreadPlacements(lead, hostgroupFrom);
   const findings: Finding[] = [];
-  if (lead !== undefined) findings.push(leadFinding(lead, placements));
+  if (lead !== undefined) findings.push(leadFinding(lead, placements), ...requirementFindings(lead, placements, hostgroupFrom));
   for (const scaler of scalers.filter((s) => s !== lead)) findings.push(followerFinding(scaler, lead, placements));
   for (const { component, index } of components) {
     if (scalers.some((s) => s.owner === component.name)) continue;
@@ -68,16 +78,56 @@ function instancesOf(properties: ScalerProperties): number {
   return properties.instances ?? properties.replicas ?? 0;
 }
 
-function spreadPlacements(lead: Scaler): Placement[] {
+function spreadPlacements(lead: Scaler, hostgroupFrom: string | undefined): Placement[] {
   const spreads = lead.properties.spread ?? [];
   const instances = instancesOf(lead.properties);
-  if (spreads.length <= 1) return [{ suffix: undefined, hostSelector: nonEmpty(spreads[0]?.requirements), replicas: instances }];
+  const selectorOf = (requirements: Record<string, string> | undefined) => hostSelectorOf(nonEmpty(requirements), hostgroupFrom);
+  if (spreads.length <= 1) return [{ suffix: undefined, hostSelector: selectorOf(spreads[0]?.requirements), replicas: instances }];
   const shares = spreadShares(
     instances,
     spreads.map((s) => s.weight ?? DEFAULT_WEIGHT),
   );
-  return spreads.map((spread, i) => ({ suffix: spread.name, hostSelector: nonEmpty(spread.requirements), replicas: shares[i]! }));
+  return spreads.map((spread, i) => ({ suffix: spread.name, hostSelector: selectorOf(spread.requirements), replicas: shares[i]! }));
 }
+
+/** The requirements as host labels, the chosen one as `hostgroup` (unless v1 already required a hostgroup). */
+function hostSelectorOf(
+  requirements: Record<string, string> | undefined,
+  hostgroupFrom: string | undefined,
+): Record<string, string> | undefined {
+  if (requirements === undefined || hostgroupFrom === undefined || !(hostgroupFrom in requirements) || HOSTGROUP in requirements)
+    return requirements;
+  const { [hostgroupFrom]: group, ...rest } = requirements;
+  return { ...rest, [HOSTGROUP]: group! };
+}
+
+/** One finding per spread with requirements: stock hosts carry no label but hostgroup, so others place nothing. */
+function requirementFindings(lead: Scaler, placements: Placement[], hostgroupFrom: string | undefined): Finding[] {
+  return (lead.properties.spread ?? []).flatMap((spread, i) => {
+    const selector = placements[i]?.hostSelector;
+    if (selector === undefined) return [];
+    const path = `${lead.path}.properties.spread[${i}].requirements`;
+    const required = labelList(spread.requirements!);
+    const missing = Object.fromEntries(Object.entries(selector).filter(([key]) => key !== HOSTGROUP));
+    if (Object.keys(missing).length === 0) {
+      const group = selector[HOSTGROUP]!;
+      return [mapped(path, `${required} → hostSelector ${HOSTGROUP}=${group}: runs on hosts started with wash host --host-group ${group}`)];
+    }
+    const flag =
+      hostgroupFrom === undefined ? `; or pass --hostgroup-from-requirement ${Object.keys(missing)[0]} to select hosts by host group` : '';
+    return [
+      needsInput(
+        path,
+        `${required} → spec.template.spec.hostSelector: a stock v2 host carries only the label ${HOSTGROUP}, so nothing is placed until hosts also carry ${labelList(missing)}${flag}`,
+      ),
+    ];
+  });
+}
+
+const labelList = (labels: Record<string, string>) =>
+  Object.entries(labels)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(', ');
 
 /**
  * wadm's split of instances across weighted spreads: by weight, rounded down, and what rounding
@@ -99,13 +149,12 @@ export function spreadShares(instances: number, weights: readonly number[]): num
 
 function leadFinding(lead: Scaler, placements: Placement[]): Finding {
   if (placements.length === 1) {
-    const selector = placements[0]!.hostSelector ? `, its requirements → spec.template.spec.hostSelector` : '';
-    return mapped(lead.path, `spreadscaler → spec.replicas ${placements[0]!.replicas}${selector} (${MEANING})`);
+    return mapped(lead.path, `spreadscaler → spec.replicas ${placements[0]!.replicas} (${MEANING})`);
   }
   const split = placements.map((p) => `${p.suffix} ${p.replicas}`).join(', ');
   return approximated(
     lead.path,
-    `${placements.length} weighted spreads → one WorkloadDeployment per spread with wadm's split of ${instancesOf(lead.properties)} (${split}) and the spread's requirements as hostSelector; each scales on its own (${MEANING})`,
+    `${placements.length} weighted spreads → one WorkloadDeployment per spread with wadm's split of ${instancesOf(lead.properties)} (${split}); each scales on its own (${MEANING})`,
   );
 }
 

@@ -21,6 +21,8 @@ export interface V2Options {
   allowHosts?: readonly string[] | undefined;
   /** Containers the wasi:blobstore hostInterface lets the workload use (config.buckets). */
   blobstoreBuckets?: readonly string[] | undefined;
+  /** The spread requirement whose value selects hosts by their `hostgroup` label. */
+  hostgroupFromRequirement?: string | undefined;
 }
 
 export interface V2Conversion {
@@ -60,7 +62,7 @@ export function convertToV2(app: ValidSpec, options: V2Options = {}): V2Conversi
   spec.components.forEach((component, index) => {
     if (component.type === 'capability') findings.push(...providerFindings(component, index, links.providerPackages.get(component.name)));
   });
-  const placement = placementsOf(kept);
+  const placement = placementsOf(kept, options.hostgroupFromRequirement);
   findings.push(...placement.findings);
   findings.sort((a, b) => comparePaths(a.path, b.path));
 

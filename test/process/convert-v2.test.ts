@@ -31,6 +31,7 @@ function options(extra: Partial<ConvertToOptions> = {}): ConvertToOptions {
     httpHost: undefined,
     allowHosts: [],
     blobstoreBuckets: [],
+    hostgroupFromRequirement: undefined,
     ...extra,
   };
 }
@@ -49,6 +50,14 @@ function golden(file: string, actual: string): void {
   }
   assert.ok(existsSync(path), `${file} is missing (UPDATE_GOLDEN=1 writes it)`);
   assert.equal(actual, readFileSync(path, 'utf8'), `${file} differs from the golden file (UPDATE_GOLDEN=1 rewrites it)`);
+}
+
+/** A fixture converted with flags, checked against its `<name>.flags.*` golden files. */
+function convertFlagged(name: string, extra: Partial<ConvertToOptions>) {
+  const outcome = convertFixture(name, extra);
+  golden(`${name}.flags.yaml`, outcome.stdout);
+  golden(`${name}.flags.report.txt`, outcome.stderr);
+  return outcome;
 }
 
 function app(res: Resource): ValidSpec {
@@ -86,14 +95,12 @@ describe('convert --to v2 on the wadm fixtures', () => {
   }
 
   it('with --http-host and --allow-host, shared-http-dev needs no more input and exits 0: one wasi:http entry serves both directions', () => {
-    const { stdout, stderr, code } = convertFixture('shared-http-dev', {
+    const { stdout, stderr, code } = convertFlagged('shared-http-dev', {
       httpHost: 'hello.example.com',
       allowHosts: ['api.example.com'],
       namespaceGiven: 'apps',
     });
     assert.equal(code, 0, "the listen address is the host's: approximated, not a loss");
-    golden('shared-http-dev.flags.yaml', stdout);
-    golden('shared-http-dev.flags.report.txt', stderr);
     assert.doesNotMatch(stderr, /needs input {2}/);
     const [deployment] = yaml.loadAll(stdout) as WorkloadDeployment[];
     assert.equal(deployment!.metadata.namespace, 'apps');
@@ -101,6 +108,22 @@ describe('convert --to v2 on the wadm fixtures', () => {
       { namespace: 'wasi', package: 'http', interfaces: ['outgoing-handler', 'incoming-handler'], config: { host: 'hello.example.com' } },
     ]);
     assert.deepEqual(deployment!.spec.template.spec.components[0]!.localResources, { allowedHosts: ['api.example.com'] });
+  });
+
+  it('with --http-host, --blobstore-bucket and --hostgroup-from-requirement, complex needs only its ConfigMap', () => {
+    const { stdout, stderr, code } = convertFlagged('complex', {
+      httpHost: 'blobby.example.com',
+      blobstoreBuckets: ['blobby'],
+      hostgroupFromRequirement: 'region',
+    });
+    assert.equal(code, 3, 'ids, provider settings and the policy are still dropped');
+    assert.deepEqual(
+      stderr.split('\n').filter((line) => line.startsWith('  needs input')),
+      [
+        '  needs input   spec.components[0].properties.config[1]: named config "blobby-default-configuration-values" lives outside the application: create ConfigMap "blobby-default-configuration-values" with its values; the wasi:config hostInterface lists it in configFrom (every component of the workload sees it)',
+      ],
+    );
+    assert.deepEqual(v2Problems(yaml.loadAll(stdout)), []);
   });
 
   it('splits complex.yaml by weighted spread as wadm does, each deployment with its spread as hostSelector', () => {
@@ -231,6 +254,60 @@ describe('the mapping', () => {
     assert.deepEqual(blobstoreOf(stdout), [filled, filled]);
     assert.ok(stderr.includes(`\n  mapped        ${blobLink}: config.buckets "blobby,thumbnails" from --blobstore-bucket`), stderr);
     assert.doesNotMatch(stderr, /--blobstore-bucket NAME/);
+  });
+
+  it('asks for host labels that spread requirements select, which a stock v2 host lacks, or selects by hostgroup', () => {
+    const requirementLines = (stderr: string) => stderr.split('\n').filter((line) => line.includes('.requirements: '));
+    const without = convertFixture('complex');
+    assert.deepEqual(
+      requirementLines(without.stderr).map((line) => line.split(' → ')[0]),
+      [
+        '  needs input   spec.components[0].traits[0].properties.spread[0].requirements: region=us-brooks-east',
+        '  needs input   spec.components[0].traits[0].properties.spread[1].requirements: region=us-taylor-west',
+      ],
+    );
+    assert.match(
+      requirementLines(without.stderr)[0]!,
+      /a stock v2 host carries only the label hostgroup, so nothing is placed until hosts also carry region=us-brooks-east; or pass --hostgroup-from-requirement region to select hosts by host group$/,
+    );
+    const grouped = convertFixture('complex', { hostgroupFromRequirement: 'region' });
+    assert.deepEqual(
+      (yaml.loadAll(grouped.stdout) as WorkloadDeployment[]).map((d) => d.spec.template.spec.hostSelector),
+      [{ hostgroup: 'us-brooks-east' }, { hostgroup: 'us-taylor-west' }],
+    );
+    assert.deepEqual(requirementLines(grouped.stderr), [
+      '  mapped        spec.components[0].traits[0].properties.spread[0].requirements: region=us-brooks-east → hostSelector hostgroup=us-brooks-east: runs on hosts started with wash host --host-group us-brooks-east',
+      '  mapped        spec.components[0].traits[0].properties.spread[1].requirements: region=us-taylor-west → hostSelector hostgroup=us-taylor-west: runs on hosts started with wash host --host-group us-taylor-west',
+    ]);
+    const spread = (requirements: Record<string, string>) => ({
+      name: 'api',
+      type: 'component',
+      properties: { image: 'ghcr.io/acme/api:1.0.0' },
+      traits: [{ type: 'spreadscaler', properties: { instances: 2, spread: [{ name: 'one', requirements }] } }],
+    });
+    const convert = (requirements: Record<string, string>, hostgroupFromRequirement?: string) =>
+      convertToV2(
+        app(
+          wasmApp
+            .scratch()
+            .named('placed')
+            .with({ components: [spread(requirements)] })
+            .build(),
+        ),
+        { hostgroupFromRequirement },
+      );
+    const v1Group = convert({ hostgroup: 'edge' }, 'region');
+    assert.deepEqual(v1Group.resources[0]!.spec.template.spec.hostSelector, { hostgroup: 'edge' });
+    assert.deepEqual(
+      v1Group.findings.map((f) => f.outcome),
+      ['mapped', 'mapped', 'mapped', 'mapped'],
+      'a v1 requirement on hostgroup already matches stock hosts',
+    );
+    const zoned = convert({ region: 'east', zone: 'a' }, 'region');
+    assert.deepEqual(zoned.resources[0]!.spec.template.spec.hostSelector, { zone: 'a', hostgroup: 'east' });
+    const needs = zoned.findings.filter((f) => f.outcome === 'needs input').map((f) => f.detail);
+    assert.equal(needs.length, 1);
+    assert.match(needs[0]!, /until hosts also carry zone=a$/, 'the other labels are still needed, and the flag is already given');
   });
 
   it('lists store and reveal in the wasmcloud:secrets hostInterface, as the v2 host serves both', () => {
@@ -400,6 +477,7 @@ describe('the command line', () => {
     assert.equal(convertTo(missing, options({ allowHosts: ['api.example.com', 'https://x.example/path'] })).code, 2);
     assert.equal(convertTo(missing, options({ httpHost: 'https://x.example' })).code, 2);
     assert.equal(convertTo(missing, options({ blobstoreBuckets: ['blobby', 'a,b'] })).code, 2, 'config.buckets is comma-separated');
+    assert.equal(convertTo(missing, options({ hostgroupFromRequirement: 'region=east' })).code, 2);
   });
 
   it('without --to, convert still turns a wadm manifest into a WasmCloudApplication', () => {
