@@ -350,6 +350,24 @@ describe('the mapping', () => {
     );
   });
 
+  it('claims no loss for interface versions: the v2 host linked every fixture without them', () => {
+    for (const name of FIXTURES) {
+      const { stdout, stderr } = convertFixture(name);
+      const interfaces = (yaml.loadAll(stdout) as (WorkloadDeployment | null)[]).flatMap((d) => d?.spec.template.spec.hostInterfaces ?? []);
+      assert.deepEqual(
+        interfaces.filter((h) => h.version !== undefined),
+        [],
+        `${name}: the hosts pick their versions`,
+      );
+      const linkLosses = stderr.split('\n').filter((line) => /\.traits\[\d+\]/.test(line) && !line.startsWith('  mapped'));
+      assert.deepEqual(
+        linkLosses.filter((line) => /version/i.test(line)),
+        [],
+        `${name}: no link finding is about a version`,
+      );
+    }
+  });
+
   it('drops custom providers, file:// images and shared components, each with the field and the reason', () => {
     const spec = {
       components: [
