@@ -97,9 +97,10 @@ function mapLink(link: Link, context: LinkContext, result: MappedLinks): Finding
   const served = `served by the host's ${plugin} plugin${note ? `: ${note}` : ''}`;
   const findings = [mapped(path, `link ${interfaces} ${into} spec.template.spec.hostInterfaces, ${served}`)];
   const ifaces = link.properties.interfaces;
-  if (pkg === 'wasi:http' && exporting && ifaces.includes('incoming-handler')) findings.push(httpHostFinding(path, context.httpHost));
+  // v2 reads the direction from the interface, whichever end of the v1 link the provider was.
+  if (pkg === 'wasi:http' && ifaces.includes('incoming-handler')) findings.push(httpHostFinding(path, context.httpHost));
   if (pkg === 'wasi:blobstore') findings.push(blobstoreBucketsFinding(path, context.blobstoreBuckets));
-  if (pkg === 'wasi:http' && !exporting && ifaces.includes('outgoing-handler')) {
+  if (pkg === 'wasi:http' && ifaces.includes('outgoing-handler')) {
     result.outboundHttp.add(component.name);
     findings.push(allowHostsFinding(path, component.name, context.allowHosts));
   }
