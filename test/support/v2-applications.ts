@@ -21,7 +21,10 @@ const IMAGES = [
   'wasmcloud+builtin://http-server',
 ];
 
-const requirements = fc.dictionary(fc.constantFrom('region', 'zone', 'tier'), fc.constantFrom('east', 'west', 'moon'), { maxKeys: 2 });
+// `hostgroup` is the one label a stock v2 host carries: a requirement on it alone places as is.
+const requirements = fc.dictionary(fc.constantFrom('region', 'zone', 'hostgroup'), fc.constantFrom('east', 'west', 'moon'), {
+  maxKeys: 2,
+});
 const spread = fc.record({
   name: fc.constantFrom('east', 'West_1', 'the-moon', '_'),
   requirements,
@@ -36,21 +39,23 @@ const scaler = fc.record({
 });
 const config = fc.record({
   name: fc.constantFrom('defaults', 'Shared_Config', 'x'),
-  properties: fc.option(fc.dictionary(fc.constantFrom('a', 'b', 'subscriptions', 'address'), fc.string({ maxLength: 8 })), {
+  properties: fc.option(fc.dictionary(fc.constantFrom('a', 'b', 'subscriptions', 'address', 'bucket'), fc.string({ maxLength: 8 })), {
     nil: undefined,
   }),
 });
-// Any package with any interfaces, and one in four a component's outbound HTTP (wasi:http
-// outgoing-handler), which the converter maps to allowedHosts: at random that pairing came up in
-// 1 conversion of 300.
+// Any package with any interfaces, and one in five each a component's outbound HTTP (wasi:http
+// outgoing-handler, which the converter maps to allowedHosts: at random that pairing came up in
+// 1 conversion of 300) and a blobstore link.
 const anyImport = fc.record({
   pkg: fc.constantFrom(...PACKAGES),
   interfaces: fc.uniqueArray(fc.constantFrom(...INTERFACES), { minLength: 1, maxLength: 2 }),
 });
 const outboundHttp = fc.constant<{ pkg: string[]; interfaces: string[] }>({ pkg: ['wasi', 'http'], interfaces: ['outgoing-handler'] });
+// Blobstore links as wadm writes them, which v2 serves only for the containers in config.buckets.
+const blobstore = fc.constant<{ pkg: string[]; interfaces: string[] }>({ pkg: ['wasi', 'blobstore'], interfaces: ['blobstore'] });
 const linkShape = fc.record({
   target: fc.nat(NAMES.length - 1),
-  import: fc.oneof({ arbitrary: anyImport, weight: 3 }, { arbitrary: outboundHttp, weight: 1 }),
+  import: fc.oneof({ arbitrary: anyImport, weight: 3 }, { arbitrary: outboundHttp, weight: 1 }, { arbitrary: blobstore, weight: 1 }),
   name: fc.option(fc.constantFrom('default', 'second'), { nil: undefined }),
   sourceConfig: fc.option(config, { nil: undefined }),
   targetConfig: fc.option(config, { nil: undefined }),
@@ -101,13 +106,37 @@ export function specOf(shapes: Shape[], names: string[]): Record<string, unknown
     const properties = { image: shape.image, ...(shape.id ? { id: `${shape.id}-${i}` } : {}), config: shape.config, secrets };
     return { name: names[i], type: shape.type, properties, traits };
   });
-  return { components, policies: [{ name: 'vault', type: 'policy.secret.wasmcloud.dev/v1alpha1', properties: { backend: 'vault-prod' } }] };
+  const vault = { name: 'vault', type: 'policy.secret.wasmcloud.dev/v1alpha1', properties: { backend: 'vault-prod' } };
+  // The policy only where a secret uses it: v2 has no policies, so an unused one is a loss by itself.
+  return { components, ...(shapes.some((shape) => shape.secrets > 0) ? { policies: [vault] } : {}) };
+}
+
+/**
+ * A shape without what v2 can never carry (ids, shared or file:// components, custom traits,
+ * daemonscalers, provider settings, link names and link config) nor secrets, so that some conversions run as
+ * converted and exit 0: the exit code properties need both sides.
+ */
+function plainShape(shape: Shape): Shape {
+  const provider = shape.type === 'capability';
+  return {
+    ...shape,
+    image: 'ghcr.io/acme/app:1.0.0',
+    shared: false,
+    id: undefined,
+    custom: false,
+    config: provider ? [] : shape.config,
+    secrets: 0,
+    scalers: provider ? [] : shape.scalers.filter((scaler) => scaler.type === 'spreadscaler'),
+    links: shape.links.map((link) => ({ ...link, name: undefined, sourceConfig: undefined, targetConfig: undefined })),
+  };
 }
 
 export const applications = fc.record({
   name: fc.stringMatching(/^[-\w]{1,40}$/),
   names: fc.shuffledSubarray(NAMES, { minLength: 1, maxLength: NAMES.length }),
   shapes: fc.array(componentShape, { minLength: NAMES.length, maxLength: NAMES.length }),
+  /** One in four plain: see plainShape. */
+  plain: fc.nat(3).map((n) => n === 0),
   extras: fc.record({
     suspend: fc.boolean(),
     lattice: fc.constantFrom('prod', undefined),
@@ -117,15 +146,19 @@ export const applications = fc.record({
     namespace: fc.constantFrom('apps', undefined),
     httpHost: fc.constantFrom('app.example.com', undefined),
     allowHosts: fc.subarray(['*', 'api.example.com:8443', 'https://*.example.org']),
+    blobstoreBuckets: fc.subarray(['uploads', 'thumbs']),
+    hostgroupFromRequirement: fc.constantFrom('region', undefined),
   }),
 });
 
 export type GeneratedApplication = typeof applications extends fc.Arbitrary<infer T> ? T : never;
 
-/** The spec of a generated application, with its extras (suspend, lattice, description) when set. */
-export function specOfApplication({ names, shapes, extras }: GeneratedApplication): Record<string, unknown> {
+/** The spec of a generated application (made plain when drawn so), with its extras (suspend, lattice, description) when set. */
+export function specOfApplication({ names, shapes, plain, extras }: GeneratedApplication): Record<string, unknown> {
+  const used = shapes.slice(0, names.length);
+  const kept = plain ? { ...extras, lattice: undefined } : extras;
   return {
-    ...specOf(shapes.slice(0, names.length), names),
-    ...Object.fromEntries(Object.entries(extras).filter(([, v]) => v !== undefined)),
+    ...specOf(plain ? used.map(plainShape) : used, names),
+    ...Object.fromEntries(Object.entries(kept).filter(([, v]) => v !== undefined)),
   };
 }
