@@ -107,7 +107,7 @@ describe('convert --to v2 output on a real API server, with CRDs generated from 
       );
       accepted += served.length;
     }
-    assert.equal(accepted, 7, 'every WorkloadDeployment of the six golden outputs that have one');
+    assert.equal(accepted, 9, 'every WorkloadDeployment of the seven golden outputs that have one');
   });
 
   it("accepts the conversions of a sample of the property test's generated applications, keeping every field", async () => {
@@ -118,7 +118,7 @@ describe('convert --to v2 output on a real API server, with CRDs generated from 
       );
       return validation.ok ? convertToV2(validation.app, application.options).resources : [];
     });
-    // The sample reaches shapes the golden outputs do not: secrets, host selectors, many packages in one workload, allowedHosts.
+    // The sample reaches shapes the golden outputs do not: secrets, host selectors, many packages in one workload, allowedHosts, buckets.
     const specs = resources.map((r) => r.spec.template.spec);
     const entries = specs.flatMap((spec) => spec.hostInterfaces ?? []);
     assert.ok(resources.length >= 30, `${resources.length} resources`);
@@ -131,8 +131,12 @@ describe('convert --to v2 output on a real API server, with CRDs generated from 
       'four or more host interfaces',
     );
     assert.ok(
-      specs.some((spec) => spec.hostSelector !== undefined),
-      'a host selector',
+      specs.some((spec) => spec.hostSelector !== undefined) && specs.some((spec) => spec.hostSelector?.['hostgroup'] !== undefined),
+      'a host selector, and one on hostgroup',
+    );
+    assert.ok(
+      entries.some((h) => h.package === 'blobstore' && h.config?.['buckets'] !== undefined),
+      'blobstore buckets',
     );
     assert.ok(
       specs.some((spec) => spec.components.some((c) => c.localResources?.allowedHosts !== undefined)),
