@@ -95,8 +95,9 @@ function hostSelectorOf(
   requirements: Record<string, string> | undefined,
   hostgroupFrom: string | undefined,
 ): Record<string, string> | undefined {
-  if (requirements === undefined || hostgroupFrom === undefined || !(hostgroupFrom in requirements) || HOSTGROUP in requirements)
-    return requirements;
+  // Own keys only: a KEY such as "constructor" is no requirement.
+  if (requirements === undefined || hostgroupFrom === undefined) return requirements;
+  if (!Object.hasOwn(requirements, hostgroupFrom) || Object.hasOwn(requirements, HOSTGROUP)) return requirements;
   const { [hostgroupFrom]: group, ...rest } = requirements;
   return { ...rest, [HOSTGROUP]: group! };
 }
