@@ -33,8 +33,9 @@ while (($#)); do
 done
 ((${#identity[@]})) || { usage >&2; exit 2; }
 
+tools_log=$(bash "$ROOT/scripts/release-tools.sh" 2>&1) || { echo "$tools_log" >&2; fail "scripts/release-tools.sh"; }
 # shellcheck source=/dev/null
-. <(bash "$ROOT/scripts/release-tools.sh" | grep '_BIN=')
+. "$ROOT/.cache/release-tools.env"
 cosign() { "$COSIGN_BIN" "$@" 2>"$dir/.verify.log" || { cat "$dir/.verify.log" >&2; return 1; }; }
 trap 'rm -f "$dir/.verify.log"' EXIT
 cd "$dir"

@@ -40,7 +40,7 @@ version= registry= out= key= image= plain_http=false allow_dirty=false
 while (($#)); do
   case $1 in
     --registry) registry=${2:?--registry needs a value}; shift 2 ;;
-    --out) out=${2:?--out needs a directory}; shift 2 ;;
+    --out) out=$(realpath -m -- "${2:?--out needs a directory}"); shift 2 ;;
     --key) key=$(realpath -- "${2:?--key needs a file}"); shift 2 ;;
     --image) image=$(realpath -- "${2:?--image needs a path}"); shift 2 ;;
     --plain-http) plain_http=true; shift ;;
@@ -74,8 +74,9 @@ trap 'rm -rf "$WORK"' EXIT
 bash scripts/release-notes.sh "$version" >"$out/release-notes.md"
 started_on=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
+bash scripts/release-tools.sh >"$WORK/release-tools.log" 2>&1 || { cat "$WORK/release-tools.log" >&2; die "scripts/release-tools.sh failed"; }
 # shellcheck source=/dev/null
-. <(bash scripts/release-tools.sh | grep '_BIN=')
+. .cache/release-tools.env
 insecure=() helm_http=()
 if $plain_http; then insecure=(--insecure) helm_http=(--plain-http); fi
 crane() { "$CRANE_BIN" "${insecure[@]}" "$@"; }
