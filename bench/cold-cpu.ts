@@ -28,7 +28,9 @@ if (pin.servers !== undefined) moveSelfTo(pin.servers);
 const policy = join(mkdtempSync(join(tmpdir(), 'cold-cpu-')), 'policy.yaml');
 writeFileSync(policy, 'rules:\n  - namespaces: ["*"]\n    lattices: ["*"]\n');
 const extra = (process.env['BENCH_COLD_CPU_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
-const service = await serve('dist/main.js', {
+// BENCH_COLD_CPU_SERVER=bench/cold-ceiling-server.mjs measures the bare forwarder instead.
+const script = process.env['BENCH_COLD_CPU_SERVER'] ?? 'dist/main.js';
+const service = await serve(script, {
   env: { ...OURS_ENV, NATS_URL: nats.url, LATTICE_POLICY_FILE: policy },
   nodeArgs: [...OURS_NODE_ARGS, ...extra],
   pin,

@@ -298,12 +298,14 @@ async function coldShape(shape: string, latticeOf: (i: number) => string, pin: P
       await nc.close();
       return (performance.now() - started) / 1000;
     });
-  const runOurs = () =>
+  // Through a hook server: ours, or the bare forwarder (bench/cold-ceiling-server.mjs).
+  const runThrough = (script: string) =>
     withWadm(real, pin, async (natsUrl) => {
-      const service = await serve('dist/main.js', {
+      const ours = script === 'dist/main.js';
+      const service = await serve(script, {
         env: { ...OURS_ENV, NATS_URL: natsUrl, LATTICE_POLICY_FILE: anyLattice() },
         pin,
-        nodeArgs: OURS_NODE_ARGS,
+        nodeArgs: ours ? OURS_NODE_ARGS : CEILING_NODE_ARGS,
       });
       const sync = lightPoster(service.url, 5);
       try {
@@ -323,43 +325,57 @@ async function coldShape(shape: string, latticeOf: (i: number) => string, pin: P
           seconds,
           deployed: COLD_APPS - pending.size,
           calls,
-          wadmRequests: await metric(service.url, 'wasmcloud_metacontroller_wadm_requests_total'),
+          wadmRequests: ours ? await metric(service.url, 'wasmcloud_metacontroller_wadm_requests_total') : calls * 3,
         };
       } finally {
         await service.stop();
       }
     });
-  // Rounds, each straight to wadm and through the hook back to back, the order alternating: one
-  // run of each is at the mercy of this VM's steal (the same code gave 1.15x and 1.91x).
-  const rounds: { direct: number; ours: Awaited<ReturnType<typeof runOurs>> }[] = [];
+  const runOurs = () => runThrough('dist/main.js');
+  const runForwarder = () => runThrough('bench/cold-ceiling-server.mjs');
+  // Rounds, each running the three back to back in an order that rotates: one run of each is at
+  // the mercy of this VM's steal (the same code gave 1.15x and 1.91x).
+  type Through = Awaited<ReturnType<typeof runOurs>>;
+  const rounds: { direct: number; forwarder: Through; ours: Through }[] = [];
   for (let round = 0; round < COLD_ROUNDS; round++) {
-    if (round % 2 === 0) rounds.push({ direct: await runDirect(), ours: await runOurs() });
-    else {
-      const ours = await runOurs();
-      rounds.push({ direct: await runDirect(), ours });
-    }
+    const result: Partial<(typeof rounds)[number]> = {};
+    const sides = [
+      async () => void (result.direct = await runDirect()),
+      async () => void (result.forwarder = await runForwarder()),
+      async () => void (result.ours = await runOurs()),
+    ];
+    for (let i = 0; i < sides.length; i++) await sides[(i + round) % sides.length]!();
+    rounds.push(result as (typeof rounds)[number]);
   }
-  const ratios = rounds.map((r) => r.ours.seconds / r.direct);
-  const ratio = spread(ratios);
+  const ratio = spread(rounds.map((r) => r.ours.seconds / r.direct));
+  const forwarderRatio = spread(rounds.map((r) => r.forwarder.seconds / r.direct));
+  const oursOverForwarder = spread(rounds.map((r) => r.ours.seconds / r.forwarder.seconds));
   const last = rounds.at(-1)!.ours;
+  const seconds = (pick: (r: (typeof rounds)[number]) => number) => rounds.map((r) => pick(r).toFixed(1)).join(', ');
   const against = real ? 'the real wadm 0.21.1' : 'the in-memory load responder';
   console.log(`\ncold path, ${COLD_APPS} new applications in ${shape} against ${against}, 5 workers, ${COLD_ROUNDS} rounds:`);
-  console.log(`  straight to wadm (versions, put, deploy): ${rounds.map((r) => r.direct.toFixed(1)).join(', ')} s`);
+  console.log(`  straight to wadm (versions, put, deploy):   ${seconds((r) => r.direct)} s`);
+  console.log(`  through a bare forwarder (the same 3):      ${seconds((r) => r.forwarder.seconds)} s`);
   console.log(
-    `  through the hook:                          ${rounds.map((r) => r.ours.seconds.toFixed(1)).join(', ')} s (each: ${last.deployed} deployed, ${last.calls} hook calls, ${last.wadmRequests} wadm requests, ${round2(last.wadmRequests / COLD_APPS)} per application)`,
+    `  through the hook:                           ${seconds((r) => r.ours.seconds)} s (each: ${last.deployed} deployed, ${last.calls} hook calls, ${last.wadmRequests} wadm requests, ${round2(last.wadmRequests / COLD_APPS)} per application)`,
   );
-  console.log(`  ratio: ${formatSpread(ratio)}x`);
+  console.log(
+    `  ratio to straight: ${formatSpread(ratio)}x (the bare forwarder's: ${formatSpread(forwarderRatio)}x); ours to the forwarder: ${formatSpread(oursOverForwarder)}x`,
+  );
   return {
     wadm: against,
     apps: COLD_APPS,
     rounds: rounds.map((r) => ({
       directSeconds: round2(r.direct),
+      forwarderSeconds: round2(r.forwarder.seconds),
       seconds: round2(r.ours.seconds),
       ratio: round2(r.ours.seconds / r.direct),
       wadmRequests: r.ours.wadmRequests,
       hookCalls: r.ours.calls,
     })),
     ratio,
+    forwarderRatio,
+    oursOverForwarder,
   };
 }
 
