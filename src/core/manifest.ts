@@ -56,16 +56,21 @@ function sorted(map: Record<string, string>): Record<string, string> {
 // JSON with object keys sorted at every level: equal data gives equal bytes, whatever the order
 // in which Kubernetes, YAML or a user wrote the keys. Arrays keep their order (it is meaningful).
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    const members = Object.keys(record)
-      .sort()
-      .filter((key) => record[key] !== undefined)
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`);
-    return `{${members.join(',')}}`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  // One string appended to, not an array per object: this runs on every new spec (the cold path).
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i] ?? null);
+    return `${out}]`;
   }
-  return JSON.stringify(value);
+  const record = value as Record<string, unknown>;
+  let out = '{';
+  for (const key of Object.keys(record).sort()) {
+    const item = record[key];
+    if (item === undefined) continue;
+    out += (out.length === 1 ? '' : ',') + JSON.stringify(key) + ':' + canonicalJson(item);
+  }
+  return `${out}}`;
 }
 
 function sha256Hex(text: string): string {

@@ -148,9 +148,14 @@ function logRun(log: Logger, hook: HookName, run: Run): void {
   const { status } = run.response;
   const { app, previousStatus } = run.call;
   const previousPhase = (previousStatus as { phase?: unknown } | undefined)?.phase;
-  const changed = run.facts.writes.length > 0 || run.facts.failed.length > 0 || status.phase !== previousPhase;
-  // A settled resync is the common call: build no child logger for it unless debug is on.
-  if (!changed && !log.isLevelEnabled('debug')) return;
+  const phaseChanged = status.phase !== previousPhase;
+  // Every call has a debug line; writes and phase changes are info, failed writes warn. A settled
+  // resync is the common call, and at warn a new application writes nothing: build no child logger
+  // (pino redacts its bindings, ~10 KiB per call) unless one of its lines will be written.
+  const infoLines = run.facts.writes.length > 0 || phaseChanged;
+  const warnLines = run.facts.failed.length > 0;
+  const written = log.isLevelEnabled('debug') || (infoLines && log.isLevelEnabled('info')) || (warnLines && log.isLevelEnabled('warn'));
+  if (!written) return;
   const version = app.valid ? app.manifest.version : undefined;
   const child = log.child({
     namespace: app.ref.namespace,
@@ -163,8 +168,7 @@ function logRun(log: Logger, hook: HookName, run: Run): void {
   for (const { write, reason } of run.facts.failed)
     child.warn({ hook, operation: writeOperation(write), reason }, `could not ${writeOperation(write)}: ${reason}`);
   const fields = { hook, phase: status.phase, requests: run.actions.length, resyncAfterSeconds: run.response.resyncAfterSeconds };
-  if (status.phase !== previousPhase)
-    child.info({ ...fields, previousPhase, reason: status.conditions?.[0]?.reason }, status.message ?? '');
+  if (phaseChanged) child.info({ ...fields, previousPhase, reason: status.conditions?.[0]?.reason }, status.message ?? '');
   // Who holds a model that is not ours may be another tenant: its name goes to debug only.
   if (status.conditions?.[0]?.reason === 'OwnershipConflict' && run.facts.model) {
     child.debug({ owners: [...new Set(Object.values(run.facts.model.known).map((v) => v.owner))] }, 'owners of the versions read');

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import yaml from 'js-yaml';
-import { renderManifest } from '../../src/core/manifest.js';
+import { canonicalJson, renderManifest } from '../../src/core/manifest.js';
 import { validateParent } from '../../src/core/validate.js';
 import type { Parent } from '../../src/schema/hook.js';
 import { wasmApp, type Resource } from '../support/resources.js';
@@ -32,6 +32,46 @@ describe('rendering a WasmCloudApplication into a wadm manifest', () => {
       });
     });
   }
+
+  // A version is what every resource's status and wadm's history hold: a change of rendering or of
+  // canonical JSON that moves it would put a new version of every application on an upgrade.
+  it('derives the same versions as every release before', () => {
+    const versions = Object.fromEntries(VALID.map((file) => [file, render(wasmApp(file).build()).version]));
+    assert.deepEqual(versions, {
+      'hello.yaml': 'sha-72ddc1eef3fe1252',
+      'complex.yaml': 'sha-925120e1ece4bbc3',
+      'daemonscaler.yaml': 'sha-13f3eff17f440fb4',
+      'secrets-policy.yaml': 'v0.0.1',
+      'shared-http.yaml': 'sha-2899847ca6e62e57',
+      'shared-http-dev.yaml': 'sha-6aeae9e4525f6421',
+    });
+  });
+
+  it('hashes canonical JSON: keys sorted at every level, undefined members left out, arrays in order', () => {
+    const sortedCopy = (value: unknown): unknown =>
+      Array.isArray(value)
+        ? value.map((item) => sortedCopy(item ?? null))
+        : value !== null && typeof value === 'object'
+          ? Object.fromEntries(
+              Object.keys(value)
+                .sort()
+                .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+                .map((key) => [key, sortedCopy((value as Record<string, unknown>)[key])]),
+            )
+          : value;
+    const samples: unknown[] = [
+      null,
+      0,
+      'a"b\\c\u2028',
+      [],
+      {},
+      [1, undefined, { b: 1, a: [{ d: null, c: 'x' }] }],
+      { z: undefined, é: 1, Z: 2, '': { y: [true, false], x: 1.5 } },
+      ...VALID.map((file) => render(wasmApp(file).build()).manifest),
+    ];
+    for (const sample of samples) assert.equal(canonicalJson(sample), JSON.stringify(sortedCopy(sample)));
+    assert.equal(canonicalJson({ b: 1, a: { d: 2, c: 3 } }), canonicalJson({ a: { c: 3, d: 2 }, b: 1 }));
+  });
 
   it('sends the manifest as JSON, which wadm takes with Content-Type application/json', () => {
     const rendered = render(wasmApp().build());
