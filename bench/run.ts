@@ -261,8 +261,10 @@ function cpuPerRequest(rounds: Round<Watched<Load>>[]) {
 
 /**
  * (c): COLD_APPS new applications put and deployed against the real wadm (or the load responder), with
- * Metacontroller's 5 workers; and, on a fresh wadm, the same applications put and deployed
- * straight over NATS (versions, put, deploy: the least any client needs), to show wadm's share.
+ * Metacontroller's 5 workers; and, each on a fresh wadm, the same applications put and deployed
+ * straight over NATS (versions, put, deploy: the least any client needs), to show wadm's share, and
+ * through a bare forwarder (bench/cold-ceiling-server.mjs: the least any hook needs), to show the
+ * HTTP hop's.
  * Twice: all in one lattice (`default`), and spread over COLD_LATTICES lattices named like a
  * team's (`team-0`…, with a `-`: each lattice's first put reads its index key once).
  */
