@@ -70,6 +70,10 @@ describe('.github/workflows', () => {
     const image = /^ARG NODE_IMAGE=node:(\d+)\.(\d+)/m.exec(read('Dockerfile'))!;
     assert.match(pins, new RegExp(`^NODE_${image[1]}_VERSION=${image[1]}\\.${image[2]}\\.`, 'm'), "the image's release is the one tested");
     assert.match(read('.ci/run'), /^npm run test:node-lines\b/m);
+    // The tiers that pin their own Node run once per push: in the newest line's job.
+    const ciRun = steps(workflow('ci.yml')).find((s) => s.run === 'bash .ci/run');
+    const scope = String(ciRun?.env?.['CI_SCOPE']);
+    assert.equal(scope, `\${{ matrix.node == '${lines.at(-1)}' && 'all' || 'line' }}`);
   });
 
   it('release.yml runs on v* tags and checks the tag against package.json', () => {
