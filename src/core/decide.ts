@@ -129,14 +129,15 @@ function pinnedConflict(app: ValidApplication, model: ModelFacts | null): { read
   if (app.pinnedVersion === undefined || model === null || !model.versions.includes(version)) return undefined;
   // Own properties only: a version named `constructor` or `__proto__` is on every object.
   if (!Object.hasOwn(model.known, version)) return { read: version };
-  if (model.known[version]!.contentHash === contentHash) return undefined;
-  return {
-    verdict: verdict(
-      'VersionConflict',
-      `version "${version}" already exists in wadm with different content: change spec.version to publish this spec`,
-      { version },
-    ),
-  };
+  const stored = model.known[version]!;
+  if (stored.contentHash === contentHash) return undefined;
+  // Put outside Kubernetes (`wash app deploy`): wadm keeps no hash to compare, and a version is
+  // never put twice, so an adopting resource cannot take it over under the same name.
+  const message =
+    stored.owner === null && adopts(app)
+      ? `version "${version}" was put outside Kubernetes, so this resource cannot adopt it under the same version: remove the pinned version (spec.version or the version annotation; \`convert --adopt\` leaves it out) or pin a version wadm does not have`
+      : `version "${version}" already exists in wadm with different content: change spec.version to publish this spec`;
+  return { verdict: verdict('VersionConflict', message, { version }) };
 }
 
 /** The write that brings wadm closer to the spec, a version to read first, a refusal, or nothing left to do. */
@@ -152,6 +153,8 @@ function nextWrite(
   if (model.deployedVersion !== version) {
     const deployed = model.deployedVersion;
     if (deployed !== null && !Object.hasOwn(model.known, deployed)) return { read: deployed };
+    const adopting = takenOver(app, model, call.previousStatus);
+    if (adopting !== undefined) return { kind: 'deploy', version, adopting };
     const replacing = drift(app, model, call.previousStatus);
     return replacing ? { kind: 'deploy', version, replacing } : { kind: 'deploy', version };
   }
@@ -183,6 +186,22 @@ function putWithRoom(
 }
 
 /**
+ * The unowned version an adopting resource replaces with its first deploy: the version deployed
+ * outside Kubernetes (`wash app deploy`) that the resource was annotated to take over, while no
+ * status of the resource ever named a deployed version. Not drift: nothing changed behind its back.
+ */
+function takenOver(app: ValidApplication, model: ModelFacts, previousStatus: unknown): string | undefined {
+  const deployed = model.deployedVersion;
+  if (!adopts(app) || deployed === null || model.known[deployed]!.owner !== null) return undefined;
+  return previousDeployed(previousStatus) === undefined ? deployed : undefined;
+}
+
+function previousDeployed(previousStatus: unknown): string | undefined {
+  const previous = (previousStatus as { deployedVersion?: unknown } | null | undefined)?.deployedVersion;
+  return typeof previous === 'string' ? previous : undefined;
+}
+
+/**
  * What wadm had deployed instead of the desired version because of a change outside Kubernetes:
  * a version that is not ours, or anything else while our last status said the desired version
  * was deployed. (A version of ours deployed before an edit is the edit's own progress.)
@@ -190,8 +209,7 @@ function putWithRoom(
 function drift(app: ValidApplication, model: ModelFacts, previousStatus: unknown): Drift | undefined {
   const deployed = model.deployedVersion;
   if (deployed !== null && model.known[deployed]!.owner !== app.owner) return { deployed };
-  const previous = (previousStatus as { deployedVersion?: unknown } | null | undefined)?.deployedVersion;
-  return previous === app.manifest.version ? { deployed } : undefined;
+  return previousDeployed(previousStatus) === app.manifest.version ? { deployed } : undefined;
 }
 
 /**

@@ -107,8 +107,12 @@ export type Read = Target &
 export type Write = Target &
   (
     | { kind: 'put'; version: string; body: string; owner: string; contentHash: string; bytes: number }
-    /** `replacing`: what wadm had deployed instead, when it was not ours (drift being healed). */
-    | { kind: 'deploy'; version: string; replacing?: Drift }
+    /**
+     * `replacing`: what wadm had deployed instead, when it was not ours (drift being healed).
+     * `adopting`: the unowned version deployed outside Kubernetes that an adopting resource takes
+     * over (not drift: the resource asked for it).
+     */
+    | { kind: 'deploy'; version: string; replacing?: Drift; adopting?: string }
     | { kind: 'undeploy' }
     | { kind: 'delete'; version: string | null }
   );
