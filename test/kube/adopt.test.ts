@@ -80,10 +80,12 @@ function documentedSteps(): Step[] {
 /** Runs the steps in one bash, in `dir`; resolves with what each printed (stdout and stderr). */
 function runSteps(steps: Step[], dir: string): Promise<string[]> {
   const marker = '@@step-done';
-  const cli = `${process.execPath} --import tsx ${resolve(ROOT, 'src/main.ts')}`;
+  // From the temporary directory the page's commands run in, tsx is found by its full path.
+  const cli = `${process.execPath} --import ${import.meta.resolve('tsx')} ${resolve(ROOT, 'src/main.ts')}`;
   const script = steps
     .map(({ command }) => {
-      if (!EXEC_FUNCTION.test(command)) return `${command} 2>&1; echo "${marker} $?"`;
+      // Grouped, so that a command's own redirection of stdout keeps its stderr out of the file.
+      if (!EXEC_FUNCTION.test(command)) return `{ ${command}; } 2>&1; echo "${marker} $?"`;
       return `wasmcloud-metacontroller() { ${cli} "$@"; }; echo "${marker} 0"`;
     })
     .join('\n');
@@ -109,7 +111,10 @@ function runSteps(steps: Step[], dir: string): Promise<string[]> {
       const printed = out.split(new RegExp(`${marker} (\\d+)\\n`));
       const results: string[] = [];
       for (let i = 0; i + 1 < printed.length; i += 2) {
-        assert.equal(printed[i + 1], '0', `"${steps[results.length]!.command}" exits 0; it printed:\n${printed[i]}`);
+        if (printed[i + 1] !== '0') {
+          fail(new Error(`"${steps[results.length]!.command}" exits ${printed[i + 1]}; it printed:\n${printed[i]}`));
+          return;
+        }
         results.push(printed[i]!);
       }
       done(results);
