@@ -25,10 +25,14 @@ export const USAGE = `usage: wasmcloud-metacontroller [command]
                                (YAML on stdout) with a report of every loss on stderr; exit 0 when the output
                                runs as converted (mapped or approximated), 3 when something was dropped or needs
                                input, 1 when invalid
-  status NAME --lattice L      ask wadm over NATS (NATS_URL, NATS_*) and print the status the hook would write
+  status NAME [--lattice L]    ask wadm over NATS (NATS_URL, NATS_*) and print the status the hook would write;
+                               exit 1 when wadm has no such application, 2 when NATS or wadm cannot be reached
   diff FILE [--lattice L]      what applying the file would change in wadm: the rendered manifest against the
-                               deployed version's, as a unified diff; exit 0 when equal, 1 when different
-  list [--lattice L]           the lattice's models with their deployed version and owner (or unowned)
+                               deployed version's, as a unified diff (the lattice: the resource's own); exit 0
+                               when equal, 1 when different, 2 when the file is invalid or NATS or wadm cannot
+                               be reached
+  list [--lattice L]           the lattice's models with their deployed version and owner (or unowned); exit 2
+                               when NATS or wadm cannot be reached, or the lattice is too large for wadm to list
 
 options:
   -n, --namespace NS           namespace of resources without one (default: default)
