@@ -238,30 +238,21 @@ export function verdict(
 // The words for each situation. Messages never name a resource of another namespace: tenants
 // sharing a wadm must not learn each other's names.
 
-/** A lattice the namespace may not target, and the rule that says so: on sync, with what to do. */
-export function latticeNotAllowed(namespace: string, lattice: string, refused: LatticeRefusal): Verdict {
-  const remedy =
-    refused.rule === 'default-only'
-      ? `leave spec.lattice unset to use it, or ask the platform team to allow "${lattice}" with a lattice policy (LATTICE_POLICY_FILE: the chart's latticePolicy values or the existing-lattice kustomize component)`
-      : 'choose a lattice the policy grants this namespace, or ask the platform team for a rule';
-  return verdict(
-    'LatticeNotAllowed',
-    `namespace "${namespace}" may not deploy to lattice "${lattice}": ${refusedBy(namespace, lattice, refused)}; ${remedy}`,
-  );
-}
-
-/** The same refusal on finalize: nothing is deleted there, and the resource goes. */
-export function latticeLeftInWadm(namespace: string, lattice: string, refused: LatticeRefusal): Verdict {
-  const message = `Left in wadm: namespace "${namespace}" may not use lattice "${lattice}": ${refusedBy(namespace, lattice, refused)}`;
-  return verdict('LatticeNotAllowed', message, { phase: 'Undeployed' });
-}
-
-// Names the caller's own namespace only: a policy's other rules speak of other tenants.
-function refusedBy(namespace: string, lattice: string, refused: LatticeRefusal): string {
-  return refused.rule === 'default-only'
+/** A lattice the namespace may not target, and the rule that refused it (naming the caller's own
+ *  namespace only); on finalize nothing is deleted there, and the resource goes. */
+export function latticeNotAllowed(namespace: string, lattice: string, refused: LatticeRefusal, finalizing = false): Verdict {
+  const byDefault = refused.rule === 'default-only';
+  const rule = byDefault
     ? `there is no lattice policy, so only DEFAULT_LATTICE ("${refused.defaultLattice}") is allowed`
     : `no rule of the lattice policy grants namespace "${namespace}" the lattice "${lattice}"`;
+  if (finalizing)
+    return verdict('LatticeNotAllowed', `Left in wadm: namespace "${namespace}" may not use lattice "${lattice}": ${rule}`, UNDEPLOYED);
+  const remedy = byDefault
+    ? `leave spec.lattice unset to use it, or ask the platform team to allow "${lattice}" with a lattice policy (LATTICE_POLICY_FILE: the chart's latticePolicy values or the existing-lattice kustomize component)`
+    : 'choose a lattice the policy grants this namespace, or ask the platform team for a rule';
+  return verdict('LatticeNotAllowed', `namespace "${namespace}" may not deploy to lattice "${lattice}": ${rule}; ${remedy}`);
 }
+const UNDEPLOYED = { phase: 'Undeployed' } as const;
 
 /** The NATS payload of a put: the body and the Content-Type header we send with it. */
 export function putBytes(manifest: { bytes: number }): number {
