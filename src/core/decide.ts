@@ -44,7 +44,7 @@ export function decideSync(call: Call, facts: LatticeFacts): Step {
 function syncHere(call: Call, facts: LatticeFacts): Decision {
   const { app } = call;
   if (!app.valid) return { verdict: verdict('InvalidSpec', `Invalid spec: ${app.problems.join('; ')}`) };
-  if (!call.latticeAllowed) return { verdict: say.latticeNotAllowed(app.ref.namespace, app.lattice) };
+  if (call.latticeRefused) return { verdict: say.latticeNotAllowed(app.ref.namespace, app.lattice, call.latticeRefused) };
   const { version } = app.manifest;
   if (call.maxPayloadBytes !== undefined && say.putBytes(app.manifest) > call.maxPayloadBytes) {
     return { verdict: say.manifestTooLarge(app.manifest, call.maxPayloadBytes) };

@@ -29,13 +29,7 @@ function finalizeHere(call: Call, facts: LatticeFacts): Decision {
   if (!isWadmName(app.ref.name) || !isWadmName(app.lattice))
     return done(verdict('Deleted', 'Nothing to delete: the name or lattice was never valid for wadm'));
   // Nothing is ever sent to a lattice the namespace may not use, not even a delete.
-  if (!call.latticeAllowed) {
-    return done(
-      verdict('LatticeNotAllowed', `Left in wadm: namespace "${app.ref.namespace}" may not use lattice "${app.lattice}"`, {
-        phase: 'Undeployed',
-      }),
-    );
-  }
+  if (call.latticeRefused) return done(say.latticeNotAllowed(app.ref.namespace, app.lattice, call.latticeRefused, true));
   const version = app.valid ? app.manifest.version : undefined;
   if (facts.unavailable) {
     const { reason, message } = facts.unavailable;

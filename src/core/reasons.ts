@@ -4,6 +4,7 @@
 import { SCALER_STATES, type ConditionStatus, type Phase, type ScalerStatus } from '../schema/status.js';
 import { deployedAtIn, deployedAtOf } from './evidence.js';
 import type { Drift } from './facts.js';
+import type { LatticeRefusal } from './tenancy.js';
 import { ADOPT_ANNOTATION, OWNER_ANNOTATION } from './names.js';
 
 /** How soon to look again: settled needs no resync (the resync period still applies). */
@@ -118,7 +119,7 @@ export const REASONS = {
     condition: 'Stalled',
     pace: 'settled',
     fixedBy: 'user',
-    doc: 'the lattice policy does not let this namespace use `spec.lattice`; nothing is sent to that lattice, not even a delete',
+    doc: 'the lattice policy (without one, `DEFAULT_LATTICE` alone) does not let this namespace use `spec.lattice`; the message says which rule refused it; nothing is sent to that lattice, not even a delete',
   },
   DeployFailed: {
     phases: ['Failed'],
@@ -237,12 +238,21 @@ export function verdict(
 // The words for each situation. Messages never name a resource of another namespace: tenants
 // sharing a wadm must not learn each other's names.
 
-export function latticeNotAllowed(namespace: string, lattice: string): Verdict {
-  return verdict(
-    'LatticeNotAllowed',
-    `namespace "${namespace}" may not deploy to lattice "${lattice}": the lattice policy does not allow it; choose an allowed spec.lattice or ask the platform team`,
-  );
+/** A lattice the namespace may not target, and the rule that refused it (naming the caller's own
+ *  namespace only); on finalize nothing is deleted there, and the resource goes. */
+export function latticeNotAllowed(namespace: string, lattice: string, refused: LatticeRefusal, finalizing = false): Verdict {
+  const byDefault = refused.rule === 'default-only';
+  const rule = byDefault
+    ? `there is no lattice policy, so only DEFAULT_LATTICE ("${refused.defaultLattice}") is allowed`
+    : `no rule of the lattice policy grants namespace "${namespace}" the lattice "${lattice}"`;
+  if (finalizing)
+    return verdict('LatticeNotAllowed', `Left in wadm: namespace "${namespace}" may not use lattice "${lattice}": ${rule}`, UNDEPLOYED);
+  const remedy = byDefault
+    ? `leave spec.lattice unset to use it, or ask the platform team to allow "${lattice}" with a lattice policy (LATTICE_POLICY_FILE: the chart's latticePolicy values or the existing-lattice kustomize component)`
+    : 'choose a lattice the policy grants this namespace, or ask the platform team for a rule';
+  return verdict('LatticeNotAllowed', `namespace "${namespace}" may not deploy to lattice "${lattice}": ${rule}; ${remedy}`);
 }
+const UNDEPLOYED = { phase: 'Undeployed' } as const;
 
 /** The NATS payload of a put: the body and the Content-Type header we send with it. */
 export function putBytes(manifest: { bytes: number }): number {
