@@ -19,7 +19,7 @@ import type { Application, Call } from './application.js';
 import { withFormer, type Decision, type Step } from './answer.js';
 import { roomForPut } from './budget.js';
 import type { Drift, LatticeFacts, ModelFacts, Write } from './facts.js';
-import { collision, holdsAnotherIndex, indexReader, modelNameOf, nameCollision, shadowedLattice } from './collisions.js';
+import { collision, indexReader, modelNameOf, nameCollision, shadowedLattice, unreadableKey } from './collisions.js';
 import { awaitingReport } from './evidence.js';
 import { adopts, newestOwned, ownership } from './ownership.js';
 import { verdict, type Verdict } from './reasons.js';
@@ -49,7 +49,7 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
   if (call.maxPayloadBytes !== undefined && say.putBytes(app.manifest) > call.maxPayloadBytes) {
     return { verdict: say.manifestTooLarge(app.manifest, call.maxPayloadBytes) };
   }
-  if (facts.unavailable) return { verdict: whyUnavailable(call, app, facts) };
+  if (facts.unavailable) return whyUnavailable(call, app, facts);
   if (facts.model === undefined) return { action: { kind: 'read-model' } };
   const model = facts.model;
   const squatted = model?.storedName === undefined ? undefined : collision(modelNameOf(app), { storedName: model.storedName });
@@ -96,16 +96,18 @@ function holdsSpec(call: Call, facts: LatticeFacts, v: Verdict): boolean {
 }
 
 /**
- * wadm could not be asked, or refused. A storage error reading our own key while wadm's store
- * answers means the key holds what wadm cannot read as a model: the index of the lattice named
- * like the key (wadm writes nothing else there), so writing it is a collision, not an outage.
+ * wadm could not be asked, or refused. A storage error reading our own key is a collision only once
+ * wadm shows the key holds another lattice's index (collisions.ts unreadableKey): else an outage.
  */
-function whyUnavailable(call: Call, app: ValidApplication, facts: LatticeFacts): Verdict {
+function whyUnavailable(call: Call, app: ValidApplication, facts: LatticeFacts): Decision {
   const cause = facts.unavailable!;
   const { version } = app.manifest;
-  if (cause.reason === 'NotPermitted') return say.latticeNotPermitted(app.lattice, cause.message, version, call.previousStatus);
-  if (holdsAnotherIndex(cause)) return nameCollision(app, collision(modelNameOf(app), { storedName: null })!, version);
-  return say.unavailable(app.lattice, cause, version, call.previousStatus);
+  if (cause.reason === 'NotPermitted')
+    return { verdict: say.latticeNotPermitted(app.lattice, cause.message, version, call.previousStatus) };
+  const key = unreadableKey(modelNameOf(app), facts);
+  if (key && 'action' in key) return key;
+  if (key && 'holds' in key) return { verdict: nameCollision(app, collision(modelNameOf(app), { storedName: null })!, version) };
+  return { verdict: say.unavailable(app.lattice, key?.unknown ?? cause, version, call.previousStatus) };
 }
 
 /**

@@ -3,7 +3,7 @@
 // Nothing is deleted that the resource does not own, or under a key another lattice's model holds.
 import type { Call } from './application.js';
 import { respond, withFormer, type Decision, type Step } from './answer.js';
-import { collision, holdsAnotherIndex, modelNameOf, shadowedLattice } from './collisions.js';
+import { collision, modelNameOf, shadowedLattice, unreadableKey } from './collisions.js';
 import type { LatticeFacts } from './facts.js';
 import { isWadmName } from './names.js';
 import { adopts, ownership } from './ownership.js';
@@ -40,7 +40,10 @@ function finalizeHere(call: Call, facts: LatticeFacts): Decision {
   if (facts.unavailable) {
     const { reason, message } = facts.unavailable;
     if (reason === 'NotPermitted') return done(verdict('LatticeNotPermitted', `Left in wadm: ${message}`, { phase: 'Undeployed' }));
-    if (holdsAnotherIndex(facts.unavailable)) {
+    // Letting go needs wadm to show that nothing of ours is there: a storage error shows nothing.
+    const key = unreadableKey(modelNameOf(app), facts);
+    if (key && 'action' in key) return key;
+    if (key && 'holds' in key) {
       return done(
         verdict(
           'Deleted',
@@ -48,7 +51,7 @@ function finalizeHere(call: Call, facts: LatticeFacts): Decision {
         ),
       );
     }
-    return waiting(say.unavailable(app.lattice, facts.unavailable, version, call.previousStatus));
+    return waiting(say.unavailable(app.lattice, key?.unknown ?? facts.unavailable, version, call.previousStatus));
   }
   if (facts.model === undefined) return { action: { kind: 'read-model' } };
   if (facts.model === null) return done(verdict('Deleted', `Deleted from wadm lattice "${app.lattice}"`));

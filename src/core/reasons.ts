@@ -166,7 +166,7 @@ export const REASONS = {
     condition: 'Reconciling',
     pace: 'unavailable',
     fixedBy: 'platform',
-    doc: 'NATS or wadm cannot be reached (disconnected, no responders, timeout, storage errors while no other lattice answers); the last known wadm fields are kept and the hook retries',
+    doc: 'NATS or wadm cannot be reached (disconnected, no responders, timeout, storage errors); the last known wadm fields are kept and the hook retries; at finalize the finalizer stays until wadm shows what it holds',
   },
   LatticeNotPermitted: {
     phases: ['Failed', 'Undeployed'],
