@@ -31,12 +31,14 @@ export function withFormer(call: Call, facts: LatticeFacts, v: Verdict, cleanup:
   return { answer: respond(call, said, finalized, retired.remaining) };
 }
 
-/** Why a finalize still waits for a former lattice: wadm refused the delete, or could not be asked. */
+/** Why a finalize still waits for a former lattice: wadm refused the delete, NATS the request, or wadm could not be asked. */
 function blockedFinalize(call: Call, facts: LatticeFacts, lattice: string): Verdict {
   const there = facts.former?.[lattice] ?? NO_FACTS;
   if (there.rejected) return verdict('DeleteFailed', there.rejected.message);
   const version = call.app.valid ? call.app.manifest.version : undefined;
-  return say.unavailable(lattice, there.unavailable ?? { reason: 'BadReply', message: 'no answer' }, version, call.previousStatus);
+  const cause = there.unavailable ?? { reason: 'BadReply', message: 'no answer' };
+  if (cause.reason === 'NotPermitted') return say.deleteNotPermitted(lattice, cause.message, version, call.previousStatus);
+  return say.unavailable(lattice, cause, version, call.previousStatus);
 }
 
 export function respond(call: Call, v: Verdict, finalized?: boolean, formerLattices: string[] = []): HookResponse {

@@ -39,7 +39,7 @@ function finalizeHere(call: Call, facts: LatticeFacts): Decision {
   const version = app.valid ? app.manifest.version : undefined;
   if (facts.unavailable) {
     const { reason, message } = facts.unavailable;
-    if (reason === 'NotPermitted') return done(verdict('LatticeNotPermitted', `Left in wadm: ${message}`, { phase: 'Undeployed' }));
+    if (reason === 'NotPermitted') return waiting(say.deleteNotPermitted(app.lattice, message, version, call.previousStatus));
     // Letting go needs wadm to show that nothing of ours is there: a storage error shows nothing.
     const key = unreadableKey(modelNameOf(app), facts);
     if (key && 'action' in key) return key;

@@ -50,20 +50,19 @@ export function retireFormer(call: Call, facts: LatticeFacts, lattices: string[]
 type Retiring = { action: Action } | { done: boolean; note?: string };
 
 /**
- * Cleans one former lattice with the care of a finalize: nothing sent where the policy or NATS
- * forbids, nothing touched that this resource does not own (no adoption here), wadm read afresh
- * before any write.
+ * Cleans one former lattice with the care of a finalize: nothing sent where the policy forbids,
+ * nothing touched that this resource does not own (no adoption here), wadm read afresh before any
+ * write, and the lattice kept until wadm shows nothing of ours is left.
  */
 function retireOne(call: Call, lattice: string, facts: LatticeFacts, cleanup: Cleanup): Retiring {
   const { app } = call;
   const where = `former lattice "${lattice}"`;
-  // Nothing is sent where the policy or NATS forbids: whether anything of it is there is unknown
-  // (a lattice the resource named by mistake held nothing), so nothing is said either.
+  // Nothing is sent where the policy forbids: whether anything of it is there is unknown (a
+  // lattice the resource named by mistake held nothing), so nothing is said either.
   if (!call.allows(lattice)) return { done: true };
   const done = facts.writes.length > 0 ? `${cleanup === 'delete' ? 'deleted' : 'undeployed'} the application in ${where}` : undefined;
   if (facts.unavailable) {
-    if (facts.unavailable.reason === 'NotPermitted') return { done: true };
-    // Forgetting a lattice needs wadm to show that nothing of ours is there: a storage error shows nothing.
+    // Forgetting a lattice needs wadm to show that nothing of ours is there: a refusal or a storage error shows nothing.
     const key = unreadableKey(modelNameOf({ lattice, ref: app.ref }), facts);
     if (key && 'action' in key) return key;
     if (key && 'holds' in key) return { done: true };
