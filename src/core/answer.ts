@@ -41,6 +41,22 @@ function blockedFinalize(call: Call, facts: LatticeFacts, lattice: string): Verd
   return say.unavailable(lattice, cause, version, call.previousStatus);
 }
 
+/**
+ * The answer of a call that reached its bound of wadm requests: an outage of the lattice it was
+ * asking, retried, with every former lattice kept (which were cleaned is not worth the risk) and,
+ * at finalize, the finalizer kept.
+ */
+export function exhausted(call: Call, facts: LatticeFacts, finalizing: boolean): Step {
+  const { requests, lattice = call.app.lattice } = facts.exhausted!;
+  const version = call.app.valid ? call.app.manifest.version : undefined;
+  const cause = {
+    reason: 'BadReply',
+    message: `wadm gave inconsistent answers over ${requests} requests in one hook call, so the call stopped there`,
+  };
+  const v = say.unavailable(lattice, cause, version, call.previousStatus);
+  return { answer: respond(call, v, finalizing ? false : undefined, formerLattices(call)) };
+}
+
 export function respond(call: Call, v: Verdict, finalized?: boolean, formerLattices: string[] = []): HookResponse {
   const context = {
     generation: call.app.ref.generation,

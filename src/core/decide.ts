@@ -16,7 +16,7 @@
 //   - writes are decided on facts wadm gave during this call, never on remembered ones (but for
 //     the sizes of versions, which never change while a version exists: budget.ts).
 import type { Application, Call } from './application.js';
-import { withFormer, type Decision, type Step } from './answer.js';
+import { exhausted, withFormer, type Decision, type Step } from './answer.js';
 import { roomForPut } from './budget.js';
 import type { Drift, LatticeFacts, ModelFacts, Write } from './facts.js';
 import { collision, indexReader, modelNameOf, nameCollision, shadowedLattice, unreadableKey } from './collisions.js';
@@ -33,6 +33,7 @@ export { decideFinalize } from './finalize.js';
 type ValidApplication = Extract<Application, { valid: true }>;
 
 export function decideSync(call: Call, facts: LatticeFacts): Step {
+  if (facts.exhausted) return exhausted(call, facts, false);
   const here = syncHere(call, facts);
   if ('action' in here) return here;
   // Former lattices are cleaned only once this one holds what the spec asks: a move never leaves
@@ -237,7 +238,7 @@ export function memorable(call: Call, facts: LatticeFacts): ModelFacts | null | 
   const { model } = facts;
   if (model === undefined || model?.remembered) return 'unchanged';
   if (model === null) return null;
-  if (facts.unavailable) return { sizesOf: model };
+  if (facts.unavailable || facts.exhausted) return { sizesOf: model };
   const owner = ownership(call.app, model, call.app.valid ? call.app.manifest.version : undefined, adopts(call.app));
   return 'is' in owner && owner.is === 'ours' ? model : null;
 }

@@ -77,6 +77,11 @@ export interface LatticeFacts {
   keys?: Readonly<Record<string, KeyHolds>>;
   /** What this call learnt of the lattices the application was in before spec.lattice changed. */
   former?: Readonly<Record<string, LatticeFacts>>;
+  /**
+   * The call reached its bound of wadm requests (steps.ts) with the core still asking, last for
+   * `lattice` (a former one; absent, its own): the core answers LatticeUnavailable at once.
+   */
+  exhausted?: { requests: number; lattice?: string };
   /** Writes wadm confirmed in this call. */
   writes: Write[];
   /** When wadm acknowledged this call's deploy, on the shell's clock. */

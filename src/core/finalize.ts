@@ -2,7 +2,7 @@
 // leave it (Orphan), in its lattice and in every former one, and say when the finalizer may go.
 // Nothing is deleted that the resource does not own, or under a key another lattice's model holds.
 import type { Call } from './application.js';
-import { respond, withFormer, type Decision, type Step } from './answer.js';
+import { exhausted, respond, withFormer, type Decision, type Step } from './answer.js';
 import { collision, modelNameOf, shadowedLattice, unreadableKey } from './collisions.js';
 import type { LatticeFacts } from './facts.js';
 import { isWadmName } from './names.js';
@@ -11,6 +11,7 @@ import { verdict, type Verdict } from './reasons.js';
 import * as say from './reasons.js';
 
 export function decideFinalize(call: Call, facts: LatticeFacts): Step {
+  if (facts.exhausted) return exhausted(call, facts, true);
   const here = finalizeHere(call, facts);
   if ('action' in here) return here;
   const finalized = here.finalized === true;
