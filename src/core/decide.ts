@@ -16,10 +16,10 @@
 //   - writes are decided on facts wadm gave during this call, never on remembered ones (but for
 //     the sizes of versions, which never change while a version exists: budget.ts).
 import type { Application, Call } from './application.js';
-import { withFormer, type Decision, type Step } from './answer.js';
+import { exhausted, withFormer, type Decision, type Step } from './answer.js';
 import { roomForPut } from './budget.js';
 import type { Drift, LatticeFacts, ModelFacts, Write } from './facts.js';
-import { collision, holdsAnotherIndex, indexReader, modelNameOf, nameCollision, shadowedLattice } from './collisions.js';
+import { collision, indexReader, modelNameOf, nameCollision, shadowedLattice, unreadableKey } from './collisions.js';
 import { awaitingReport } from './evidence.js';
 import { adopts, newestOwned, ownership } from './ownership.js';
 import { verdict, type Verdict } from './reasons.js';
@@ -33,6 +33,7 @@ export { decideFinalize } from './finalize.js';
 type ValidApplication = Extract<Application, { valid: true }>;
 
 export function decideSync(call: Call, facts: LatticeFacts): Step {
+  if (facts.exhausted) return exhausted(call, facts, false);
   const here = syncHere(call, facts);
   if ('action' in here) return here;
   // Former lattices are cleaned only once this one holds what the spec asks: a move never leaves
@@ -49,7 +50,7 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
   if (call.maxPayloadBytes !== undefined && say.putBytes(app.manifest) > call.maxPayloadBytes) {
     return { verdict: say.manifestTooLarge(app.manifest, call.maxPayloadBytes) };
   }
-  if (facts.unavailable) return { verdict: whyUnavailable(call, app, facts) };
+  if (facts.unavailable) return whyUnavailable(call, app, facts);
   if (facts.model === undefined) return { action: { kind: 'read-model' } };
   const model = facts.model;
   const squatted = model?.storedName === undefined ? undefined : collision(modelNameOf(app), { storedName: model.storedName });
@@ -96,16 +97,18 @@ function holdsSpec(call: Call, facts: LatticeFacts, v: Verdict): boolean {
 }
 
 /**
- * wadm could not be asked, or refused. A storage error reading our own key while wadm's store
- * answers means the key holds what wadm cannot read as a model: the index of the lattice named
- * like the key (wadm writes nothing else there), so writing it is a collision, not an outage.
+ * wadm could not be asked, or refused. A storage error reading our own key is a collision only once
+ * wadm shows the key holds another lattice's index (collisions.ts unreadableKey): else an outage.
  */
-function whyUnavailable(call: Call, app: ValidApplication, facts: LatticeFacts): Verdict {
+function whyUnavailable(call: Call, app: ValidApplication, facts: LatticeFacts): Decision {
   const cause = facts.unavailable!;
   const { version } = app.manifest;
-  if (cause.reason === 'NotPermitted') return say.latticeNotPermitted(app.lattice, cause.message, version, call.previousStatus);
-  if (holdsAnotherIndex(cause)) return nameCollision(app, collision(modelNameOf(app), { storedName: null })!, version);
-  return say.unavailable(app.lattice, cause, version, call.previousStatus);
+  if (cause.reason === 'NotPermitted')
+    return { verdict: say.latticeNotPermitted(app.lattice, cause.message, version, call.previousStatus) };
+  const key = unreadableKey(modelNameOf(app), facts);
+  if (key && 'action' in key) return key;
+  if (key && 'holds' in key) return { verdict: nameCollision(app, collision(modelNameOf(app), { storedName: null })!, version) };
+  return { verdict: say.unavailable(app.lattice, key?.unknown ?? cause, version, call.previousStatus) };
 }
 
 /**
@@ -235,7 +238,7 @@ export function memorable(call: Call, facts: LatticeFacts): ModelFacts | null | 
   const { model } = facts;
   if (model === undefined || model?.remembered) return 'unchanged';
   if (model === null) return null;
-  if (facts.unavailable) return { sizesOf: model };
+  if (facts.unavailable || facts.exhausted) return { sizesOf: model };
   const owner = ownership(call.app, model, call.app.valid ? call.app.manifest.version : undefined, adopts(call.app));
   return 'is' in owner && owner.is === 'ours' ? model : null;
 }

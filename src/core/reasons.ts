@@ -167,7 +167,7 @@ export const REASONS = {
     condition: 'Reconciling',
     pace: 'unavailable',
     fixedBy: 'platform',
-    doc: 'NATS or wadm cannot be reached (disconnected, no responders, timeout, storage errors while no other lattice answers); the last known wadm fields are kept and the hook retries',
+    doc: 'NATS or wadm cannot be reached (disconnected, no responders, timeout, storage errors); the last known wadm fields are kept and the hook retries; at finalize the finalizer stays until wadm shows what it holds',
   },
   LatticeNotPermitted: {
     phases: ['Failed', 'Undeployed'],
@@ -175,7 +175,7 @@ export const REASONS = {
     condition: 'Stalled',
     pace: 'stalled',
     fixedBy: 'platform',
-    doc: "NATS refuses this service's user a subject of that lattice (permissions violation); the message names the subject and what to grant (SECURITY.md); other lattices keep working; retried every 60 s. At finalize the application is left in wadm",
+    doc: "NATS refuses this service's user a subject of that lattice (permissions violation); the message names the subject and what to grant (SECURITY.md); other lattices keep working; retried every 60 s. At finalize the finalizer stays and the hook retries: to leave the application in wadm instead, set `deletionPolicy: Orphan` or remove the finalizer by hand",
   },
   Deleted: {
     phases: ['Undeployed'],
@@ -277,6 +277,13 @@ export function latticeNotPermitted(lattice: string, message: string, version: s
     ...(last.deployedAt !== undefined ? { deployedAt: last.deployedAt } : {}),
     scalers: last.scalers,
   });
+}
+
+/** At finalize nothing shows what wadm holds there: the finalizer stays (Orphan, or removing it by hand, lets go). */
+export function deleteNotPermitted(lattice: string, message: string, version: string | undefined, previous: unknown): Verdict {
+  const wayOut = 'to leave the application in wadm instead, set spec.deletionPolicy to Orphan or remove the finalizer by hand';
+  const text = `Cannot delete in lattice "${lattice}": ${message}; the finalizer stays until that is granted (${wayOut}); will retry`;
+  return { ...latticeNotPermitted(lattice, message, version, previous), message: text };
 }
 
 /** Even the deployed version and the new one would not fit in the one NATS message wadm stores them in. */
