@@ -24,7 +24,7 @@ import { awaitingReport } from './evidence.js';
 import { adopts, newestOwned, ownership } from './ownership.js';
 import { verdict, type Verdict } from './reasons.js';
 import * as say from './reasons.js';
-import { fromWadm, justDeployed } from './status.js';
+import { fromWadm, healedBefore, healedDrift, justDeployed } from './status.js';
 
 export type { Step } from './answer.js';
 export { respond } from './answer.js';
@@ -80,11 +80,11 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
   const deploy = facts.writes.find(
     (w): w is Extract<Write, { kind: 'deploy' }> => w.kind === 'deploy' && w.lattice === undefined && w.version === version,
   );
-  if (deploy) return { verdict: justDeployed(version, deploy.replacing && say.drift(deploy.replacing), facts.deployedAt ?? call.now) };
+  if (deploy) return { verdict: justDeployed(version, deploy.replacing && healedDrift(deploy.replacing), facts.deployedAt ?? call.now) };
   if (facts.status === undefined) return { action: { kind: 'read-status' } };
   // Still waiting for wadm to speak of the deploy (evidence.ts): keep saying what drift it healed.
   const since = awaitingReport(call, version, facts.status);
-  if (since !== undefined) return { verdict: justDeployed(version, say.healedBefore(call.previousStatus, version), since) };
+  if (since !== undefined) return { verdict: justDeployed(version, healedBefore(call.previousStatus, version), since) };
   return { verdict: fromWadm(version, app.lattice, facts.status) };
 }
 

@@ -3,7 +3,6 @@
 // the status table of docs/resource.md is checked against this catalogue by a test.
 import { SCALER_STATES, type ConditionStatus, type Phase, type ScalerStatus } from '../schema/status.js';
 import { deployedAtIn, deployedAtOf } from './evidence.js';
-import type { Drift } from './facts.js';
 import type { LatticeRefusal } from './tenancy.js';
 import { ADOPT_ANNOTATION, OWNER_ANNOTATION } from './names.js';
 
@@ -361,21 +360,6 @@ export function rejected(
 
 export function suspended(version: string): Verdict {
   return verdict('Suspended', `Suspended: version ${version} is not deployed (spec.suspend is true)`, { version, deployedVersion: null });
-}
-
-/** The drift the previous status said our deploy of this version healed, if it did. */
-export function healedBefore(previousStatus: unknown, version: string): string | undefined {
-  const message = (previousStatus as { message?: unknown } | null | undefined)?.message;
-  if (typeof message !== 'string') return undefined;
-  const suffix = `; redeployed version ${version}; waiting for wadm to report its status`;
-  return message.endsWith(suffix) && message.startsWith('wadm had ') ? message.slice(0, -suffix.length) : undefined;
-}
-
-/** The first half of the status message after healing drift. */
-export function drift(replacing: Drift): string {
-  return replacing.deployed === null
-    ? 'wadm had nothing deployed (undeployed outside Kubernetes)'
-    : `wadm had version ${replacing.deployed} deployed outside Kubernetes`;
 }
 
 /** What the previous status said about wadm, carried over while wadm cannot be asked. */

@@ -9,7 +9,7 @@ import {
   type ScalerState,
   type ScalerStatus,
 } from '../schema/status.js';
-import type { LatticeStatus, StatusFacts } from './facts.js';
+import type { Drift, LatticeStatus, StatusFacts } from './facts.js';
 import { deployedAtOf } from './evidence.js';
 import { byCodeUnits } from './order.js';
 import { REASONS, verdict, type Pace, type Verdict } from './reasons.js';
@@ -76,6 +76,21 @@ export function resyncDelay(pace: Pace, ageMs: number): number | undefined {
   if (delays.length === 0) return undefined;
   const bucket = ageMs < 15_000 ? 0 : ageMs < 60_000 ? 1 : ageMs < 300_000 ? 2 : 3;
   return delays[bucket];
+}
+
+/** The drift the previous status said our deploy of this version healed, if it did. */
+export function healedBefore(previousStatus: unknown, version: string): string | undefined {
+  const message = (previousStatus as { message?: unknown } | null | undefined)?.message;
+  if (typeof message !== 'string') return undefined;
+  const suffix = `; redeployed version ${version}; waiting for wadm to report its status`;
+  return message.endsWith(suffix) && message.startsWith('wadm had ') ? message.slice(0, -suffix.length) : undefined;
+}
+
+/** The first half of the status message after healing drift. */
+export function healedDrift(replacing: Drift): string {
+  return replacing.deployed === null
+    ? 'wadm had nothing deployed (undeployed outside Kubernetes)'
+    : `wadm had version ${replacing.deployed} deployed outside Kubernetes`;
 }
 
 /**
