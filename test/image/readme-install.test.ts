@@ -71,6 +71,16 @@ describe("README.md's install from source, as a page", () => {
     assert.match(BLOCK, /^kubectl apply -f examples\/apps\/hello-world\.yaml$/m);
     assert.match(BLOCK, /^kubectl wait --for=condition=Ready wcapp\/hello-world /m);
   });
+
+  it('has, once each, the lines the run below changes', () => {
+    const engine = { registry: '127.0.0.1:1', buildBase: 'build-base', runtimeBase: 'runtime-base' } as ImageEngine;
+    const lines = procedure(engine, 'nats://127.0.0.1:2');
+    assert.match(lines, /^REPOSITORY=127\.0\.0\.1:1\/wasmcloud-metacontroller$/m);
+    assert.match(
+      lines,
+      /^docker build --network host --build-arg NODE_IMAGE=build-base --build-arg RUNTIME_IMAGE=runtime-base -t "\$IMAGE" \.$/m,
+    );
+  });
 });
 
 const unavailable = process.env['CI_SCOPE'] === 'line' ? 'CI_SCOPE=line: the newest Node line runs it' : engineUnavailable();
