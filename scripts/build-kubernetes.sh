@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and kubectl of one Kubernetes release from the Go module proxy alone.
+# Builds kube-apiserver, kube-controller-manager and kubectl of one Kubernetes release from the Go
+# module proxy alone.
 #
 # Usage: scripts/build-kubernetes.sh VERSION OUT_DIR     e.g. v1.36.3 .cache/bin
 #
@@ -53,4 +54,4 @@ minor=${VERSION#v1.}
 minor=${minor%%.*}
 ldflags="-s -w -X $version_pkg.gitVersion=$VERSION -X $version_pkg.gitMajor=1 -X $version_pkg.gitMinor=$minor"
 ldflags+=" -X $version_pkg.gitTreeState=clean"
-go build -trimpath -ldflags "$ldflags" -o "$OUT_DIR/" ./cmd/kube-apiserver ./cmd/kubectl
+go build -trimpath -ldflags "$ldflags" -o "$OUT_DIR/" ./cmd/kube-apiserver ./cmd/kube-controller-manager ./cmd/kubectl

@@ -3,7 +3,8 @@
 #   - nats-server (wadm needs >= 2.10 with JetStream; Debian ships 2.9), via `go install`
 #   - a real wadm, built from test/wadm (a thin binary over the published `wadm` crate)
 #   - lua5.1 from Debian (the Argo CD health check's Lua is run by a test), as root via apt-get
-#   - kube-apiserver and kubectl, built from the Go module proxy (scripts/build-kubernetes.sh)
+#   - kube-apiserver, kube-controller-manager and kubectl, built from the Go module proxy
+#     (scripts/build-kubernetes.sh)
 #   - etcd, the binary of Debian's etcd-server package (unpacked, no service installed)
 #   - helm (the chart's lint, template and parity tests) and actionlint (the GitHub workflows), via `go install`
 # and writes their absolute paths to .cache/test-deps.env (NATS_SERVER_BIN=..., WADM_BIN=...).
@@ -42,6 +43,8 @@ WADM_DIR=$ROOT/test/wadm
 WADM_TARGET_DIR=$WADM_DIR/target
 WADM_BIN=$WADM_TARGET_DIR/release/wadm
 KUBE_APISERVER_BIN=$BIN_DIR/kube-apiserver
+# Only its clusterrole-aggregation controller runs in the tests (the aggregated RBAC roles).
+KUBE_CONTROLLER_MANAGER_BIN=$BIN_DIR/kube-controller-manager
 KUBECTL_BIN=$BIN_DIR/kubectl
 ETCD_BIN=$BIN_DIR/etcd
 HELM_BIN=$BIN_DIR/helm
@@ -53,7 +56,7 @@ WADM_INPUTS=("$WADM_DIR/Cargo.toml" "$WADM_DIR/Cargo.lock" "$WADM_DIR/src/main.r
 SELF="bash ${ROOT#"$PWD/"}/scripts/test-deps.sh"
 if [[ $ROOT == "$PWD" ]]; then SELF="bash scripts/test-deps.sh"; fi
 
-usage() { sed -n '2,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,19s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 check_only=false
 nats_server_only=false
@@ -85,11 +88,11 @@ wadm_up_to_date() {
   for f in "${WADM_INPUTS[@]}"; do [[ $WADM_BIN -nt $f ]] || return 1; done
 }
 
-# Version of the kube-apiserver and kubectl we built: the build writes this stamp after both
-# binaries are in place, so one file read stands for two slow `--version` runs.
+# Version of the Kubernetes binaries we built: the build writes this stamp after all of them are
+# in place, so one file read stands for three slow `--version` runs.
 KUBERNETES_STAMP=$BIN_DIR/kubernetes.version
 kubernetes_version() {
-  [[ -x $KUBE_APISERVER_BIN && -x $KUBECTL_BIN && -f $KUBERNETES_STAMP ]] || return 0
+  [[ -x $KUBE_APISERVER_BIN && -x $KUBE_CONTROLLER_MANAGER_BIN && -x $KUBECTL_BIN && -f $KUBERNETES_STAMP ]] || return 0
   [[ $KUBERNETES_STAMP -nt $ROOT/scripts/build-kubernetes.sh ]] || return 0
   cat "$KUBERNETES_STAMP"
 }
@@ -103,7 +106,8 @@ wadm_version() { "$WADM_BIN" --version 2>/dev/null || echo "wadm (version unknow
 
 env_file_content() {
   printf 'NATS_SERVER_BIN=%q\nWADM_BIN=%q\n' "$NATS_SERVER_BIN" "$WADM_BIN"
-  printf 'KUBE_APISERVER_BIN=%q\nKUBECTL_BIN=%q\nETCD_BIN=%q\n' "$KUBE_APISERVER_BIN" "$KUBECTL_BIN" "$ETCD_BIN"
+  printf 'KUBE_APISERVER_BIN=%q\nKUBE_CONTROLLER_MANAGER_BIN=%q\n' "$KUBE_APISERVER_BIN" "$KUBE_CONTROLLER_MANAGER_BIN"
+  printf 'KUBECTL_BIN=%q\nETCD_BIN=%q\n' "$KUBECTL_BIN" "$ETCD_BIN"
   printf 'HELM_BIN=%q\nACTIONLINT_BIN=%q\n' "$HELM_BIN" "$ACTIONLINT_BIN"
 }
 
@@ -119,7 +123,7 @@ if $check_only; then
   elif ! command -v lua5.1 >/dev/null; then
     problem="lua5.1 is not installed"
   elif [[ $(kubernetes_version) != "$KUBERNETES_VERSION" ]]; then
-    problem="kube-apiserver and kubectl $KUBERNETES_VERSION are not built in $BIN_DIR"
+    problem="kube-apiserver, kube-controller-manager and kubectl $KUBERNETES_VERSION are not built in $BIN_DIR"
   elif [[ $(etcd_version) != "$ETCD_VERSION" ]]; then
     problem="etcd $ETCD_VERSION is not installed at $ETCD_BIN"
   elif ! go_tool_installed "$HELM_BIN" "$HELM_MODULE@$HELM_VERSION"; then
@@ -196,21 +200,21 @@ else
   die "lua: lua5.1 is missing; run: sudo apt-get install -y lua5.1"
 fi
 
-# --- kube-apiserver and kubectl (the real API server judges the CRD) -------------------------
+# --- kube-apiserver, kube-controller-manager and kubectl (the real API server judges the CRD) --
 start=$(now_ms)
 have=$(kubernetes_version)
 if [[ $have == "$KUBERNETES_VERSION" ]]; then
-  echo "kubernetes: found cached kube-apiserver and kubectl $have in $BIN_DIR ($(elapsed "$start"))"
+  echo "kubernetes: found cached kube-apiserver, kube-controller-manager and kubectl $have in $BIN_DIR ($(elapsed "$start"))"
 else
   command -v go >/dev/null || die "kubernetes: 'go' not found; install Go (https://go.dev/dl/)"
-  echo "kubernetes: building kube-apiserver and kubectl $KUBERNETES_VERSION with go build (a first build takes 15-30 minutes on 2 cores)..."
+  echo "kubernetes: building kube-apiserver, kube-controller-manager and kubectl $KUBERNETES_VERSION with go build (a first build takes 15-30 minutes on 2 cores)..."
   rm -f "$KUBERNETES_STAMP"
   bash "$ROOT/scripts/build-kubernetes.sh" "$KUBERNETES_VERSION" "$BIN_DIR"
   built=$("$KUBE_APISERVER_BIN" --version | sed -n 's/^Kubernetes *//p')
   [[ $built == "$KUBERNETES_VERSION" ]] ||
     die "kubernetes: built kube-apiserver reports '${built:-nothing}', expected $KUBERNETES_VERSION"
   echo "$KUBERNETES_VERSION" >"$KUBERNETES_STAMP"
-  echo "kubernetes: built kube-apiserver and kubectl $KUBERNETES_VERSION in $BIN_DIR ($(elapsed "$start"))"
+  echo "kubernetes: built kube-apiserver, kube-controller-manager and kubectl $KUBERNETES_VERSION in $BIN_DIR ($(elapsed "$start"))"
 fi
 
 # --- etcd (kube-apiserver's storage) --------------------------------------------------------
@@ -251,6 +255,7 @@ mv -f "$tmp" "$ENV_FILE"
 echo "NATS_SERVER_BIN=$NATS_SERVER_BIN"
 echo "WADM_BIN=$WADM_BIN"
 echo "KUBE_APISERVER_BIN=$KUBE_APISERVER_BIN"
+echo "KUBE_CONTROLLER_MANAGER_BIN=$KUBE_CONTROLLER_MANAGER_BIN"
 echo "KUBECTL_BIN=$KUBECTL_BIN"
 echo "ETCD_BIN=$ETCD_BIN"
 echo "HELM_BIN=$HELM_BIN"

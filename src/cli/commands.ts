@@ -2,7 +2,7 @@
 // that tests call them directly and the binary only prints.
 import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
-import { API_VERSION, convertManifest, KIND } from '../convert/oam.js';
+import { adoptingResource, API_VERSION, convertManifest, KIND } from '../convert/oam.js';
 import { renderManifest } from '../core/manifest.js';
 import { ParentSchema, type Parent } from '../schema/hook.js';
 import { compile } from '../schema/validator.js';
@@ -33,20 +33,34 @@ export function render(file: string, options: Options): Outcome {
   return { stdout: rendered.body + '\n', stderr: `version ${rendered.version}\n`, code: 0 };
 }
 
-/** Turns wadm (OAM) manifests into WasmCloudApplications: the migration from `wash app deploy`. */
-export function convert(file: string, options: Options & { namespaceGiven: boolean }): Outcome {
+/**
+ * Turns wadm (OAM) manifests into WasmCloudApplications: the migration from `wash app deploy`.
+ * `adoptIn`: the lattice the applications run in, for resources that take them over (adoptingResource).
+ */
+export function convert(file: string, options: Options & { namespaceGiven: boolean; adoptIn?: string }): Outcome {
   const resources: unknown[] = [];
   const problems: string[] = [];
+  const notes: string[] = [];
+  const namespace = options.namespaceGiven ? options.namespace : undefined;
   for (const doc of readAll(file)) {
-    const resource = convertManifest(doc.value as object, options.namespaceGiven ? options.namespace : undefined);
+    let resource = convertManifest(doc.value as object, namespace);
+    if (options.adoptIn !== undefined) {
+      const adopting = adoptingResource(doc.value as object, namespace, options.adoptIn);
+      resource = adopting.resource;
+      if (adopting.unpinned !== undefined)
+        notes.push(
+          `${doc.where}: not pinned to version "${adopting.unpinned}", which wash put: the hook puts the same content as a version of its own and deploys it, and what runs keeps running`,
+        );
+    }
     resources.push(resource);
     const checked = check({ where: doc.where, value: resource }, options);
     if (!checked.ok) problems.push(...checked.problems.map((p) => `${doc.where}: ${checked.id}: ${p}`));
   }
   const stdout = resources.map((r) => yaml.dump(r, { lineWidth: -1, noRefs: true })).join('---\n');
+  const invalid = problems.length > 0 ? [`the converted resources are not valid:`, ...problems] : [];
   return {
     stdout,
-    stderr: problems.length > 0 ? `the converted resources are not valid:\n${problems.join('\n')}\n` : '',
+    stderr: [...notes, ...invalid].map((line) => `${line}\n`).join(''),
     code: problems.length > 0 ? 1 : 0,
   };
 }

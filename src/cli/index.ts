@@ -18,19 +18,26 @@ export const USAGE = `usage: wasmcloud-metacontroller [command]
                                any error, including a rendered manifest larger than --max-payload BYTES
                                (default 1048576, NATS's default max_payload)
   render FILE                  print the exact wadm manifest (JSON) the hook would put, and its version
-  convert FILE                 turn wadm (OAM) manifests into WasmCloudApplication resources
+  convert FILE [--adopt]       turn wadm (OAM) manifests into WasmCloudApplication resources; with --adopt,
+                               resources that take over the applications wash deployed in --lattice L
+                               (annotated core.wasmcloud.com/adopt, spec.lattice set, the version not pinned)
   convert FILE --to v2         turn WasmCloudApplications or wadm manifests into wasmCloud v2 WorkloadDeployments
                                (YAML on stdout) with a report of every loss on stderr; exit 0 when the output
                                runs as converted (mapped or approximated), 3 when something was dropped or needs
                                input, 1 when invalid
-  status NAME --lattice L      ask wadm over NATS (NATS_URL, NATS_*) and print the status the hook would write
+  status NAME [--lattice L]    ask wadm over NATS (NATS_URL, NATS_*) and print the status the hook would write;
+                               exit 1 when wadm has no such application, 2 when NATS or wadm cannot be reached
   diff FILE [--lattice L]      what applying the file would change in wadm: the rendered manifest against the
-                               deployed version's, as a unified diff; exit 0 when equal, 1 when different
-  list [--lattice L]           the lattice's models with their deployed version and owner (or unowned)
+                               deployed version's, as a unified diff (the lattice: the resource's own); exit 0
+                               when equal, 1 when different, 2 when the file is invalid or NATS or wadm cannot
+                               be reached
+  list [--lattice L]           the lattice's models with their deployed version and owner (or unowned); exit 2
+                               when NATS or wadm cannot be reached, or the lattice is too large for wadm to list
 
 options:
   -n, --namespace NS           namespace of resources without one (default: default)
   -l, --lattice L              lattice (default: DEFAULT_LATTICE or default)
+      --adopt                  convert: make resources that adopt what runs in the lattice (see convert)
       --http-host H            convert --to v2: the Host header that routes incoming HTTP to the workload
       --allow-host H           convert --to v2: a host components may call over HTTP (repeatable; * for any)
       --blobstore-bucket NAME  convert --to v2: a blobstore container the workload may use (repeatable)
@@ -65,6 +72,7 @@ export function parseCommandLine(argv: string[]): Invocation {
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'V' },
         strict: { type: 'boolean' },
+        adopt: { type: 'boolean' },
         to: { type: 'string' },
         'http-host': { type: 'string' },
         'allow-host': { type: 'string', multiple: true },
@@ -106,6 +114,7 @@ export function parseCommandLine(argv: string[]): Invocation {
       return one('FILE', { command: 'run', run: async (config) => (await import('./commands.js')).render(args[0]!, options(config)) });
     case 'convert':
       if (V2_FLAGS.some((flag) => values[flag] !== undefined)) {
+        if (values.adopt) return fail(`--adopt makes resources for this service; it does not apply to --to v2\n${USAGE}`);
         const v2 = {
           to: values.to ?? '',
           namespaceGiven: values.namespace,
@@ -122,7 +131,11 @@ export function parseCommandLine(argv: string[]): Invocation {
       return one('FILE', {
         command: 'run',
         run: async (config) =>
-          (await import('./commands.js')).convert(args[0]!, { ...options(config), namespaceGiven: values.namespace !== undefined }),
+          (await import('./commands.js')).convert(args[0]!, {
+            ...options(config),
+            namespaceGiven: values.namespace !== undefined,
+            ...(values.adopt ? { adoptIn: values.lattice ?? config.defaultLattice } : {}),
+          }),
       });
     case 'status':
       return one('NAME', {

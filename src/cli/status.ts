@@ -1,4 +1,4 @@
-// `status NAME --lattice L`: asks wadm over NATS, as the hook does, and prints the status the hook
+// `status NAME [--lattice L]`: asks wadm over NATS, as the hook does, and prints the status the hook
 // would write for a resource whose desired version is the one wadm has deployed.
 import yaml from 'js-yaml';
 import type { Config } from '../plumbing/config.js';

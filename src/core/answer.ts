@@ -31,12 +31,30 @@ export function withFormer(call: Call, facts: LatticeFacts, v: Verdict, cleanup:
   return { answer: respond(call, said, finalized, retired.remaining) };
 }
 
-/** Why a finalize still waits for a former lattice: wadm refused the delete, or could not be asked. */
+/** Why a finalize still waits for a former lattice: wadm refused the delete, NATS the request, or wadm could not be asked. */
 function blockedFinalize(call: Call, facts: LatticeFacts, lattice: string): Verdict {
   const there = facts.former?.[lattice] ?? NO_FACTS;
   if (there.rejected) return verdict('DeleteFailed', there.rejected.message);
   const version = call.app.valid ? call.app.manifest.version : undefined;
-  return say.unavailable(lattice, there.unavailable ?? { reason: 'BadReply', message: 'no answer' }, version, call.previousStatus);
+  const cause = there.unavailable ?? { reason: 'BadReply', message: 'no answer' };
+  if (cause.reason === 'NotPermitted') return say.deleteNotPermitted(lattice, cause.message, version, call.previousStatus);
+  return say.unavailable(lattice, cause, version, call.previousStatus);
+}
+
+/**
+ * The answer of a call that reached its bound of wadm requests: an outage of the lattice it was
+ * asking, retried, with every former lattice kept (which were cleaned is not worth the risk) and,
+ * at finalize, the finalizer kept.
+ */
+export function exhausted(call: Call, facts: LatticeFacts, finalizing: boolean): Step {
+  const { requests, lattice = call.app.lattice } = facts.exhausted!;
+  const version = call.app.valid ? call.app.manifest.version : undefined;
+  const cause = {
+    reason: 'BadReply',
+    message: `wadm gave inconsistent answers over ${requests} requests in one hook call, so the call stopped there`,
+  };
+  const v = say.unavailable(lattice, cause, version, call.previousStatus);
+  return { answer: respond(call, v, finalizing ? false : undefined, formerLattices(call)) };
 }
 
 export function respond(call: Call, v: Verdict, finalized?: boolean, formerLattices: string[] = []): HookResponse {

@@ -3,7 +3,7 @@
 // the parent's spec, labels and annotations alone, so the shell keeps one per object.
 import type { HookRequest, Parent } from '../schema/hook.js';
 import { renderManifest } from './manifest.js';
-import type { Tenancy } from './tenancy.js';
+import { refusal, type LatticeRefusal, type Tenancy } from './tenancy.js';
 import { validateParent, type Identity, type ResourceRef, type Settings } from './validate.js';
 
 export type { Identity, ResourceRef, Settings };
@@ -25,8 +25,9 @@ export type Application = Identity & ({ valid: false; problems: string[] } | ({ 
 /** One hook call: the application and what the call itself brings. */
 export interface Call {
   app: Application;
-  /** The lattice policy lets this namespace target this lattice: if not, nothing is sent to NATS. */
-  latticeAllowed: boolean;
+  /** Undefined when the lattice policy lets this namespace target this lattice; otherwise the rule
+   *  that refused it, and nothing is sent to NATS. */
+  latticeRefused: LatticeRefusal | undefined;
   /** Whether the policy lets this namespace use another lattice (one the application was in before). */
   allows(lattice: string): boolean;
   /** The policy names this lattice literally (or it is the default): it may appear at any time. */
@@ -72,7 +73,7 @@ export function callOf(
   return {
     app,
     // Not cached with the application: the policy file may change while the spec does not.
-    latticeAllowed: tenancy.allows(app.ref.namespace, app.lattice),
+    latticeRefused: refusal(tenancy, app.ref.namespace, app.lattice),
     allows: (lattice) => tenancy.allows(app.ref.namespace, lattice),
     latticeNamed: (lattice) => lattice === tenancy.defaultLattice || (tenancy.names?.(lattice) ?? false),
     previousStatus: request.parent.status,

@@ -5,7 +5,7 @@
 // wadm does not notice: the second writer overwrites or corrupts the first. This module says
 // which keys a model touches and, from what wadm answered about that key, whether writing it
 // would collide. Pure: the core asks, the shell reads wadm.
-import type { KeyHolds, LatticeFacts } from './facts.js';
+import type { Action, KeyHolds, LatticeFacts, UnavailableReason } from './facts.js';
 import { verdict, type Verdict } from './reasons.js';
 
 export interface ModelName {
@@ -16,15 +16,6 @@ export interface ModelName {
 /** Where wadm stores an application's model: its lattice and its name. */
 export function modelNameOf(app: { lattice: string; ref: { name: string } }): ModelName {
   return { lattice: app.lattice, name: app.ref.name };
-}
-
-/**
- * wadm answered a storage error reading the model's own key while its store answers: the key holds
- * what wadm cannot read as a model, which is the index of the lattice named like the key (wadm
- * writes nothing else to its bucket). Nothing of the application can be there.
- */
-export function holdsAnotherIndex(cause: LatticeFacts['unavailable']): boolean {
-  return cause?.reason === 'StorageError' && cause.isolated === true && cause.during === 'read-model';
 }
 
 /** The KV key wadm stores a model under. */
@@ -66,12 +57,41 @@ export function indexReader(lattice: string): ModelName | undefined {
   return undefined;
 }
 
+/**
+ * What wadm's storage error reading our own key shows: an action to learn more, that the key holds
+ * another lattice's index, or nothing (an outage to retry, with what could not be checked).
+ */
+export type UnreadableKey = { action: Action } | { holds: 'index' } | { unknown: { reason: UnavailableReason; message: string } };
+
+/**
+ * wadm answers `Internal storage error` alike when its store fails (a JetStream leader election, a
+ * NATS failover) and when the key holds what it cannot read as a model (handlers.rs): that reply,
+ * another lattice answering, or a read that works a moment later show nothing about the key. Our
+ * key is the index key of lattice `<lattice>-<name>`, whose list wadm reads from that key: only
+ * applications listed there show that it holds that lattice's index, where nothing of ours can be.
+ * Undefined when the facts hold no storage error of our own key.
+ */
+export function unreadableKey(model: ModelName, facts: LatticeFacts): UnreadableKey | undefined {
+  const cause = facts.unavailable;
+  if (cause?.reason !== 'StorageError' || cause.during !== 'read-model') return undefined;
+  const key = modelKey(model);
+  const listed = facts.keyListed;
+  if (listed === undefined) return { action: { kind: 'read-list', of: shadowedLattice(model) } };
+  if (listed === true) return { holds: 'index' };
+  const read = `wadm answered "${cause.message}" reading the key "${key}" of application "${model.name}" (its store failing, or the key holding something other than an application)`;
+  const why =
+    listed === false
+      ? `lattice "${key}" lists no applications, so nothing shows that the key is its list; if this lasts while wadm answers other lattices, the key may hold that lattice's emptied list: rename this resource, or use a spec.lattice without "-"`
+      : `whether the key is lattice "${key}"'s list of applications could not be checked (${listed.reason}: ${listed.message})`;
+  return { unknown: { reason: cause.reason, message: `${read}; ${why}` } };
+}
+
 /** What wadm answered about the keys a model we are about to write touches. */
 export interface KeyEvidence {
   /**
    * `metadata.name` of the model wadm returned for our lattice and name: undefined when it
-   * returned none, null when it could not read what the key holds as a model: wadm writes only
-   * models and lattice indexes to its bucket, so that is the index of the lattice named like our key.
+   * returned none, null when the key was shown to hold the index of the lattice named like it
+   * (unreadableKey).
    */
   storedName?: string | null;
   /** What our own lattice's index key holds: a model there is another lattice's. */

@@ -16,10 +16,10 @@
 //   - writes are decided on facts wadm gave during this call, never on remembered ones (but for
 //     the sizes of versions, which never change while a version exists: budget.ts).
 import type { Application, Call } from './application.js';
-import { withFormer, type Decision, type Step } from './answer.js';
+import { exhausted, withFormer, type Decision, type Step } from './answer.js';
 import { roomForPut } from './budget.js';
 import type { Drift, LatticeFacts, ModelFacts, Write } from './facts.js';
-import { collision, holdsAnotherIndex, indexReader, modelNameOf, nameCollision, shadowedLattice } from './collisions.js';
+import { collision, indexReader, modelNameOf, nameCollision, shadowedLattice, unreadableKey } from './collisions.js';
 import { awaitingReport } from './evidence.js';
 import { adopts, newestOwned, ownership } from './ownership.js';
 import { verdict, type Verdict } from './reasons.js';
@@ -33,6 +33,7 @@ export { decideFinalize } from './finalize.js';
 type ValidApplication = Extract<Application, { valid: true }>;
 
 export function decideSync(call: Call, facts: LatticeFacts): Step {
+  if (facts.exhausted) return exhausted(call, facts, false);
   const here = syncHere(call, facts);
   if ('action' in here) return here;
   // Former lattices are cleaned only once this one holds what the spec asks: a move never leaves
@@ -44,12 +45,12 @@ export function decideSync(call: Call, facts: LatticeFacts): Step {
 function syncHere(call: Call, facts: LatticeFacts): Decision {
   const { app } = call;
   if (!app.valid) return { verdict: verdict('InvalidSpec', `Invalid spec: ${app.problems.join('; ')}`) };
-  if (!call.latticeAllowed) return { verdict: say.latticeNotAllowed(app.ref.namespace, app.lattice) };
+  if (call.latticeRefused) return { verdict: say.latticeNotAllowed(app.ref.namespace, app.lattice, call.latticeRefused) };
   const { version } = app.manifest;
   if (call.maxPayloadBytes !== undefined && say.putBytes(app.manifest) > call.maxPayloadBytes) {
     return { verdict: say.manifestTooLarge(app.manifest, call.maxPayloadBytes) };
   }
-  if (facts.unavailable) return { verdict: whyUnavailable(call, app, facts) };
+  if (facts.unavailable) return whyUnavailable(call, app, facts);
   if (facts.model === undefined) return { action: { kind: 'read-model' } };
   const model = facts.model;
   const squatted = model?.storedName === undefined ? undefined : collision(modelNameOf(app), { storedName: model.storedName });
@@ -96,16 +97,18 @@ function holdsSpec(call: Call, facts: LatticeFacts, v: Verdict): boolean {
 }
 
 /**
- * wadm could not be asked, or refused. A storage error reading our own key while wadm's store
- * answers means the key holds what wadm cannot read as a model: the index of the lattice named
- * like the key (wadm writes nothing else there), so writing it is a collision, not an outage.
+ * wadm could not be asked, or refused. A storage error reading our own key is a collision only once
+ * wadm shows the key holds another lattice's index (collisions.ts unreadableKey): else an outage.
  */
-function whyUnavailable(call: Call, app: ValidApplication, facts: LatticeFacts): Verdict {
+function whyUnavailable(call: Call, app: ValidApplication, facts: LatticeFacts): Decision {
   const cause = facts.unavailable!;
   const { version } = app.manifest;
-  if (cause.reason === 'NotPermitted') return say.latticeNotPermitted(app.lattice, cause.message, version, call.previousStatus);
-  if (holdsAnotherIndex(cause)) return nameCollision(app, collision(modelNameOf(app), { storedName: null })!, version);
-  return say.unavailable(app.lattice, cause, version, call.previousStatus);
+  if (cause.reason === 'NotPermitted')
+    return { verdict: say.latticeNotPermitted(app.lattice, cause.message, version, call.previousStatus) };
+  const key = unreadableKey(modelNameOf(app), facts);
+  if (key && 'action' in key) return key;
+  if (key && 'holds' in key) return { verdict: nameCollision(app, collision(modelNameOf(app), { storedName: null })!, version) };
+  return { verdict: say.unavailable(app.lattice, key?.unknown ?? cause, version, call.previousStatus) };
 }
 
 /**
@@ -129,14 +132,15 @@ function pinnedConflict(app: ValidApplication, model: ModelFacts | null): { read
   if (app.pinnedVersion === undefined || model === null || !model.versions.includes(version)) return undefined;
   // Own properties only: a version named `constructor` or `__proto__` is on every object.
   if (!Object.hasOwn(model.known, version)) return { read: version };
-  if (model.known[version]!.contentHash === contentHash) return undefined;
-  return {
-    verdict: verdict(
-      'VersionConflict',
-      `version "${version}" already exists in wadm with different content: change spec.version to publish this spec`,
-      { version },
-    ),
-  };
+  const stored = model.known[version]!;
+  if (stored.contentHash === contentHash) return undefined;
+  // Put outside Kubernetes (`wash app deploy`): wadm keeps no hash to compare, and a version is
+  // never put twice, so an adopting resource cannot take it over under the same name.
+  const message =
+    stored.owner === null && adopts(app)
+      ? `version "${version}" was put outside Kubernetes, so this resource cannot adopt it under the same version: remove the pinned version (spec.version or the version annotation; \`convert --adopt\` leaves it out) or pin a version wadm does not have`
+      : `version "${version}" already exists in wadm with different content: change spec.version to publish this spec`;
+  return { verdict: verdict('VersionConflict', message, { version }) };
 }
 
 /** The write that brings wadm closer to the spec, a version to read first, a refusal, or nothing left to do. */
@@ -152,6 +156,8 @@ function nextWrite(
   if (model.deployedVersion !== version) {
     const deployed = model.deployedVersion;
     if (deployed !== null && !Object.hasOwn(model.known, deployed)) return { read: deployed };
+    const adopting = takenOver(app, model, call.previousStatus);
+    if (adopting !== undefined) return { kind: 'deploy', version, adopting };
     const replacing = drift(app, model, call.previousStatus);
     return replacing ? { kind: 'deploy', version, replacing } : { kind: 'deploy', version };
   }
@@ -183,6 +189,22 @@ function putWithRoom(
 }
 
 /**
+ * The unowned version an adopting resource replaces with its first deploy: the version deployed
+ * outside Kubernetes (`wash app deploy`) that the resource was annotated to take over, while no
+ * status of the resource ever named a deployed version. Not drift: nothing changed behind its back.
+ */
+function takenOver(app: ValidApplication, model: ModelFacts, previousStatus: unknown): string | undefined {
+  const deployed = model.deployedVersion;
+  if (!adopts(app) || deployed === null || model.known[deployed]!.owner !== null) return undefined;
+  return previousDeployed(previousStatus) === undefined ? deployed : undefined;
+}
+
+function previousDeployed(previousStatus: unknown): string | undefined {
+  const previous = (previousStatus as { deployedVersion?: unknown } | null | undefined)?.deployedVersion;
+  return typeof previous === 'string' ? previous : undefined;
+}
+
+/**
  * What wadm had deployed instead of the desired version because of a change outside Kubernetes:
  * a version that is not ours, or anything else while our last status said the desired version
  * was deployed. (A version of ours deployed before an edit is the edit's own progress.)
@@ -190,8 +212,7 @@ function putWithRoom(
 function drift(app: ValidApplication, model: ModelFacts, previousStatus: unknown): Drift | undefined {
   const deployed = model.deployedVersion;
   if (deployed !== null && model.known[deployed]!.owner !== app.owner) return { deployed };
-  const previous = (previousStatus as { deployedVersion?: unknown } | null | undefined)?.deployedVersion;
-  return previous === app.manifest.version ? { deployed } : undefined;
+  return previousDeployed(previousStatus) === app.manifest.version ? { deployed } : undefined;
 }
 
 /**
@@ -217,7 +238,7 @@ export function memorable(call: Call, facts: LatticeFacts): ModelFacts | null | 
   const { model } = facts;
   if (model === undefined || model?.remembered) return 'unchanged';
   if (model === null) return null;
-  if (facts.unavailable) return { sizesOf: model };
+  if (facts.unavailable || facts.exhausted) return { sizesOf: model };
   const owner = ownership(call.app, model, call.app.valid ? call.app.manifest.version : undefined, adopts(call.app));
   return 'is' in owner && owner.is === 'ours' ? model : null;
 }

@@ -65,12 +65,23 @@ export interface LatticeFacts {
   rejected?: { step: Write['kind']; message: string };
   /** A prune delete failed; pruning waits for the next sync. */
   pruneBlocked?: boolean;
-  /** `during`: the action that failed; `isolated`: wadm answers other lattices meanwhile. */
-  unavailable?: { reason: UnavailableReason; message: string; during: Action['kind']; isolated?: boolean };
+  /** `during`: the action that failed. */
+  unavailable?: { reason: UnavailableReason; message: string; during: Action['kind'] };
+  /**
+   * Whether lattice `<lattice>-<name>` lists any application, asked because wadm could not read our
+   * own key, which is that lattice's index key (collisions.ts): true shows that the key holds its
+   * index; false shows nothing (an emptied index and no index list alike); or why it was not read.
+   */
+  keyListed?: boolean | { reason: UnavailableReason; message: string };
   /** What wadm keys hold, by key, as read through a model name that maps to them (see collisions.ts). */
   keys?: Readonly<Record<string, KeyHolds>>;
   /** What this call learnt of the lattices the application was in before spec.lattice changed. */
   former?: Readonly<Record<string, LatticeFacts>>;
+  /**
+   * The call reached its bound of wadm requests (steps.ts) with the core still asking, last for
+   * `lattice` (a former one; absent, its own): the core answers LatticeUnavailable at once.
+   */
+  exhausted?: { requests: number; lattice?: string };
   /** Writes wadm confirmed in this call. */
   writes: Write[];
   /** When wadm acknowledged this call's deploy, on the shell's clock. */
@@ -103,12 +114,21 @@ export type Read = Target &
     | { kind: 'read-status' }
     /** What the key of (lattice, name) holds, read through that pair: one small reply whatever the lattices hold. */
     | { kind: 'read-key'; key: { lattice: string; name: string } }
+    /**
+     * Whether lattice `of` lists any application (wadm's model.get without a name): `of` is our own
+     * key, so a list there shows that the key holds that lattice's index (collisions.ts).
+     */
+    | { kind: 'read-list'; of: string }
   );
 export type Write = Target &
   (
     | { kind: 'put'; version: string; body: string; owner: string; contentHash: string; bytes: number }
-    /** `replacing`: what wadm had deployed instead, when it was not ours (drift being healed). */
-    | { kind: 'deploy'; version: string; replacing?: Drift }
+    /**
+     * `replacing`: what wadm had deployed instead, when it was not ours (drift being healed).
+     * `adopting`: the unowned version deployed outside Kubernetes that an adopting resource takes
+     * over (not drift: the resource asked for it).
+     */
+    | { kind: 'deploy'; version: string; replacing?: Drift; adopting?: string }
     | { kind: 'undeploy' }
     | { kind: 'delete'; version: string | null }
   );
@@ -123,13 +143,13 @@ export type ActionResult =
   | { kind: 'version'; version: string; facts: VersionFacts | null }
   | { kind: 'status'; status: StatusFacts }
   | { kind: 'key'; key: string; holds: KeyHolds }
+  | { kind: 'listed'; any: boolean }
   /** `at`: when wadm acknowledged it, on the shell's clock (deploys: the anchor of status.deployedAt). */
   | { kind: 'done'; at?: number }
   /** The write found the model other than we thought (version exists, app gone): read it again. */
   | { kind: 'stale' }
   | { kind: 'rejected'; message: string }
-  /** `isolated`: other lattices' wadm answered meanwhile (a storage error of this lattice only). */
-  | { kind: 'unavailable'; reason: UnavailableReason; message: string; isolated?: boolean };
+  | { kind: 'unavailable'; reason: UnavailableReason; message: string };
 
 export function isWrite(action: Action): action is Write {
   return !action.kind.startsWith('read-');
@@ -146,12 +166,15 @@ export function learn(facts: LatticeFacts, action: Action, result: ActionResult)
       return { ...facts, status: result.status };
     case 'key':
       return { ...facts, keys: { ...facts.keys, [result.key]: result.holds } };
+    case 'listed':
+      return { ...facts, keyListed: result.any };
     case 'stale':
       return { ...facts, model: undefined };
     case 'unavailable': {
+      // The list read only looks for evidence: the storage error before it stays the cause.
+      if (action.kind === 'read-list') return { ...facts, keyListed: { reason: result.reason, message: result.message } };
       const failed = isWrite(action) ? [...facts.failed, { write: action, reason: `${result.reason}: ${result.message}` }] : facts.failed;
-      const unavailable = { reason: result.reason, message: result.message, during: action.kind };
-      return { ...facts, failed, unavailable: result.isolated ? { ...unavailable, isolated: true } : unavailable };
+      return { ...facts, failed, unavailable: { reason: result.reason, message: result.message, during: action.kind } };
     }
     case 'rejected': {
       const write = action as Write;

@@ -2,8 +2,8 @@
 // leave it (Orphan), in its lattice and in every former one, and say when the finalizer may go.
 // Nothing is deleted that the resource does not own, or under a key another lattice's model holds.
 import type { Call } from './application.js';
-import { respond, withFormer, type Decision, type Step } from './answer.js';
-import { collision, holdsAnotherIndex, modelNameOf, shadowedLattice } from './collisions.js';
+import { exhausted, respond, withFormer, type Decision, type Step } from './answer.js';
+import { collision, modelNameOf, shadowedLattice, unreadableKey } from './collisions.js';
 import type { LatticeFacts } from './facts.js';
 import { isWadmName } from './names.js';
 import { adopts, ownership } from './ownership.js';
@@ -11,6 +11,7 @@ import { verdict, type Verdict } from './reasons.js';
 import * as say from './reasons.js';
 
 export function decideFinalize(call: Call, facts: LatticeFacts): Step {
+  if (facts.exhausted) return exhausted(call, facts, true);
   const here = finalizeHere(call, facts);
   if ('action' in here) return here;
   const finalized = here.finalized === true;
@@ -29,18 +30,15 @@ function finalizeHere(call: Call, facts: LatticeFacts): Decision {
   if (!isWadmName(app.ref.name) || !isWadmName(app.lattice))
     return done(verdict('Deleted', 'Nothing to delete: the name or lattice was never valid for wadm'));
   // Nothing is ever sent to a lattice the namespace may not use, not even a delete.
-  if (!call.latticeAllowed) {
-    return done(
-      verdict('LatticeNotAllowed', `Left in wadm: namespace "${app.ref.namespace}" may not use lattice "${app.lattice}"`, {
-        phase: 'Undeployed',
-      }),
-    );
-  }
+  if (call.latticeRefused) return done(say.latticeNotAllowed(app.ref.namespace, app.lattice, call.latticeRefused, true));
   const version = app.valid ? app.manifest.version : undefined;
   if (facts.unavailable) {
     const { reason, message } = facts.unavailable;
-    if (reason === 'NotPermitted') return done(verdict('LatticeNotPermitted', `Left in wadm: ${message}`, { phase: 'Undeployed' }));
-    if (holdsAnotherIndex(facts.unavailable)) {
+    if (reason === 'NotPermitted') return waiting(say.deleteNotPermitted(app.lattice, message, version, call.previousStatus));
+    // Letting go needs wadm to show that nothing of ours is there: a storage error shows nothing.
+    const key = unreadableKey(modelNameOf(app), facts);
+    if (key && 'action' in key) return key;
+    if (key && 'holds' in key) {
       return done(
         verdict(
           'Deleted',
@@ -48,7 +46,7 @@ function finalizeHere(call: Call, facts: LatticeFacts): Decision {
         ),
       );
     }
-    return waiting(say.unavailable(app.lattice, facts.unavailable, version, call.previousStatus));
+    return waiting(say.unavailable(app.lattice, key?.unknown ?? facts.unavailable, version, call.previousStatus));
   }
   if (facts.model === undefined) return { action: { kind: 'read-model' } };
   if (facts.model === null) return done(verdict('Deleted', `Deleted from wadm lattice "${app.lattice}"`));

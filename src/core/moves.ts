@@ -7,7 +7,7 @@
 // finalize deletes in every one (Delete) or leaves them all (Orphan). What was done is said once,
 // in the message of that answer; a lattice that could not be cleaned yet stays listed, and said.
 import type { Call } from './application.js';
-import { collision, holdsAnotherIndex, modelNameOf } from './collisions.js';
+import { collision, modelNameOf, unreadableKey } from './collisions.js';
 import { NO_FACTS, type Action, type LatticeFacts } from './facts.js';
 import { isWadmName } from './names.js';
 import { byCodeUnits } from './order.js';
@@ -50,20 +50,23 @@ export function retireFormer(call: Call, facts: LatticeFacts, lattices: string[]
 type Retiring = { action: Action } | { done: boolean; note?: string };
 
 /**
- * Cleans one former lattice with the care of a finalize: nothing sent where the policy or NATS
- * forbids, nothing touched that this resource does not own (no adoption here), wadm read afresh
- * before any write.
+ * Cleans one former lattice with the care of a finalize: nothing sent where the policy forbids,
+ * nothing touched that this resource does not own (no adoption here), wadm read afresh before any
+ * write, and the lattice kept until wadm shows nothing of ours is left.
  */
 function retireOne(call: Call, lattice: string, facts: LatticeFacts, cleanup: Cleanup): Retiring {
   const { app } = call;
   const where = `former lattice "${lattice}"`;
-  // Nothing is sent where the policy or NATS forbids: whether anything of it is there is unknown
-  // (a lattice the resource named by mistake held nothing), so nothing is said either.
+  // Nothing is sent where the policy forbids: whether anything of it is there is unknown (a
+  // lattice the resource named by mistake held nothing), so nothing is said either.
   if (!call.allows(lattice)) return { done: true };
   const done = facts.writes.length > 0 ? `${cleanup === 'delete' ? 'deleted' : 'undeployed'} the application in ${where}` : undefined;
   if (facts.unavailable) {
-    const { reason, message } = facts.unavailable;
-    if (reason === 'NotPermitted' || holdsAnotherIndex(facts.unavailable)) return { done: true };
+    // Forgetting a lattice needs wadm to show that nothing of ours is there: a refusal or a storage error shows nothing.
+    const key = unreadableKey(modelNameOf({ lattice, ref: app.ref }), facts);
+    if (key && 'action' in key) return key;
+    if (key && 'holds' in key) return { done: true };
+    const { reason, message } = key?.unknown ?? facts.unavailable;
     return { done: false, note: `not yet cleaned up in ${where} (${reason}): ${message}; will retry` };
   }
   if (facts.model === undefined) return { action: { kind: 'read-model', fresh: true } };

@@ -4,6 +4,7 @@
 import { SCALER_STATES, type ConditionStatus, type Phase, type ScalerStatus } from '../schema/status.js';
 import { deployedAtIn, deployedAtOf } from './evidence.js';
 import type { Drift } from './facts.js';
+import type { LatticeRefusal } from './tenancy.js';
 import { ADOPT_ANNOTATION, OWNER_ANNOTATION } from './names.js';
 
 /** How soon to look again: settled needs no resync (the resync period still applies). */
@@ -118,7 +119,7 @@ export const REASONS = {
     condition: 'Stalled',
     pace: 'settled',
     fixedBy: 'user',
-    doc: 'the lattice policy does not let this namespace use `spec.lattice`; nothing is sent to that lattice, not even a delete',
+    doc: 'the lattice policy (without one, `DEFAULT_LATTICE` alone) does not let this namespace use `spec.lattice`; the message says which rule refused it; nothing is sent to that lattice, not even a delete',
   },
   DeployFailed: {
     phases: ['Failed'],
@@ -166,7 +167,7 @@ export const REASONS = {
     condition: 'Reconciling',
     pace: 'unavailable',
     fixedBy: 'platform',
-    doc: 'NATS or wadm cannot be reached (disconnected, no responders, timeout, storage errors while no other lattice answers); the last known wadm fields are kept and the hook retries',
+    doc: 'NATS or wadm cannot be reached (disconnected, no responders, timeout, storage errors); the last known wadm fields are kept and the hook retries; at finalize the finalizer stays until wadm shows what it holds',
   },
   LatticeNotPermitted: {
     phases: ['Failed', 'Undeployed'],
@@ -174,7 +175,7 @@ export const REASONS = {
     condition: 'Stalled',
     pace: 'stalled',
     fixedBy: 'platform',
-    doc: "NATS refuses this service's user a subject of that lattice (permissions violation); the message names the subject and what to grant (SECURITY.md); other lattices keep working; retried every 60 s. At finalize the application is left in wadm",
+    doc: "NATS refuses this service's user a subject of that lattice (permissions violation); the message names the subject and what to grant (SECURITY.md); other lattices keep working; retried every 60 s. At finalize the finalizer stays and the hook retries: to leave the application in wadm instead, set `deletionPolicy: Orphan` or remove the finalizer by hand",
   },
   Deleted: {
     phases: ['Undeployed'],
@@ -237,12 +238,21 @@ export function verdict(
 // The words for each situation. Messages never name a resource of another namespace: tenants
 // sharing a wadm must not learn each other's names.
 
-export function latticeNotAllowed(namespace: string, lattice: string): Verdict {
-  return verdict(
-    'LatticeNotAllowed',
-    `namespace "${namespace}" may not deploy to lattice "${lattice}": the lattice policy does not allow it; choose an allowed spec.lattice or ask the platform team`,
-  );
+/** A lattice the namespace may not target, and the rule that refused it (naming the caller's own
+ *  namespace only); on finalize nothing is deleted there, and the resource goes. */
+export function latticeNotAllowed(namespace: string, lattice: string, refused: LatticeRefusal, finalizing = false): Verdict {
+  const byDefault = refused.rule === 'default-only';
+  const rule = byDefault
+    ? `there is no lattice policy, so only DEFAULT_LATTICE ("${refused.defaultLattice}") is allowed`
+    : `no rule of the lattice policy grants namespace "${namespace}" the lattice "${lattice}"`;
+  if (finalizing)
+    return verdict('LatticeNotAllowed', `Left in wadm: namespace "${namespace}" may not use lattice "${lattice}": ${rule}`, UNDEPLOYED);
+  const remedy = byDefault
+    ? `leave spec.lattice unset to use it, or ask the platform team to allow "${lattice}" with a lattice policy (LATTICE_POLICY_FILE: the chart's latticePolicy values or the existing-lattice kustomize component)`
+    : 'choose a lattice the policy grants this namespace, or ask the platform team for a rule';
+  return verdict('LatticeNotAllowed', `namespace "${namespace}" may not deploy to lattice "${lattice}": ${rule}; ${remedy}`);
 }
+const UNDEPLOYED = { phase: 'Undeployed' } as const;
 
 /** The NATS payload of a put: the body and the Content-Type header we send with it. */
 export function putBytes(manifest: { bytes: number }): number {
@@ -267,6 +277,13 @@ export function latticeNotPermitted(lattice: string, message: string, version: s
     ...(last.deployedAt !== undefined ? { deployedAt: last.deployedAt } : {}),
     scalers: last.scalers,
   });
+}
+
+/** At finalize nothing shows what wadm holds there: the finalizer stays (Orphan, or removing it by hand, lets go). */
+export function deleteNotPermitted(lattice: string, message: string, version: string | undefined, previous: unknown): Verdict {
+  const wayOut = 'to leave the application in wadm instead, set spec.deletionPolicy to Orphan or remove the finalizer by hand';
+  const text = `Cannot delete in lattice "${lattice}": ${message}; the finalizer stays until that is granted (${wayOut}); will retry`;
+  return { ...latticeNotPermitted(lattice, message, version, previous), message: text };
 }
 
 /** Even the deployed version and the new one would not fit in the one NATS message wadm stores them in. */

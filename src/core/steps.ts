@@ -31,12 +31,13 @@ export async function runSteps(
   for (;;) {
     const step = decide(call, facts);
     if ('answer' in step) return { call, response: step.answer, actions, facts };
+    // The core answers a call past its bound whatever else it knows: asking on would spin here
+    // without a single await, and wedge the process.
+    if (facts.exhausted) throw new Error(`the core asked for ${step.action.kind} after ${actions.length} requests, past its bound`);
     // A wadm that keeps contradicting itself ends as LatticeUnavailable rather than a hung hook.
     if (actions.length >= MAX_STEPS) {
-      facts = {
-        ...facts,
-        unavailable: { reason: 'BadReply', message: `wadm gave inconsistent answers over ${MAX_STEPS} requests`, during: 'read-model' },
-      };
+      const { lattice } = step.action;
+      facts = { ...facts, exhausted: lattice === undefined ? { requests: actions.length } : { requests: actions.length, lattice } };
       continue;
     }
     actions.push(step.action);

@@ -7,11 +7,22 @@ import { compile } from '../schema/validator.js';
 
 export interface Tenancy {
   defaultLattice: string;
+  /** What decides: DEFAULT_LATTICE alone (no policy file) or the rules of a policy file. */
+  rule: 'default-only' | 'policy';
   allows(namespace: string, lattice: string): boolean;
   /** The policy grants this lattice by its literal name (not only through `*` or `{namespace}`). */
   names?(lattice: string): boolean;
   /** Changes (by identity) whenever the policy does, so that answers computed under another policy are not reused. */
   revision?(): unknown;
+}
+
+/** Why a namespace may not target a lattice: the rule that refused it, for the resource's message. */
+export type LatticeRefusal = { rule: 'default-only'; defaultLattice: string } | { rule: 'policy' };
+
+/** Undefined when the namespace may target the lattice; otherwise the rule that refused it. */
+export function refusal(tenancy: Tenancy, namespace: string, lattice: string): LatticeRefusal | undefined {
+  if (tenancy.allows(namespace, lattice)) return undefined;
+  return tenancy.rule === 'policy' ? { rule: 'policy' } : { rule: 'default-only', defaultLattice: tenancy.defaultLattice };
 }
 
 const NAMESPACE_PATTERN = '^[a-z0-9*]([-a-z0-9*]*[a-z0-9*])?$';
@@ -42,7 +53,7 @@ export type LatticePolicy = Static<typeof LatticePolicySchema>;
 const checkPolicy = compile<LatticePolicy>(LatticePolicySchema);
 
 export function defaultOnly(defaultLattice: string): Tenancy {
-  return { defaultLattice, allows: (_namespace, lattice) => lattice === defaultLattice };
+  return { defaultLattice, rule: 'default-only', allows: (_namespace, lattice) => lattice === defaultLattice };
 }
 
 export function parsePolicy(text: string): LatticePolicy {
@@ -56,6 +67,7 @@ export function fromPolicy(policy: LatticePolicy, defaultLattice: string): Tenan
   const literal = new Set(policy.rules.flatMap((rule) => rule.lattices.filter((l) => l !== '*' && l !== '{namespace}')));
   return {
     defaultLattice,
+    rule: 'policy',
     names: (lattice) => literal.has(lattice),
     allows(namespace, lattice) {
       return rules.some(

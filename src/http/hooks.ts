@@ -185,6 +185,8 @@ function describeWriteHere(write: Write): string {
     case 'put':
       return `put version ${write.version}`;
     case 'deploy':
+      if (write.adopting !== undefined)
+        return `deployed version ${write.version}, adopting version ${write.adopting} deployed outside Kubernetes`;
       return write.replacing
         ? `deployed version ${write.version}, replacing ${write.replacing.deployed ?? 'nothing'} deployed outside Kubernetes`
         : `deployed version ${write.version}`;

@@ -38,11 +38,7 @@ export class LatticeGateway {
     } catch (err) {
       if (!(err instanceof WadmUnavailableError)) throw err;
       this.knowledge.remember(lattice, name, undefined, Infinity);
-      if (err.reason !== 'StorageError') return { kind: 'unavailable', reason: err.reason, message: err.message };
-      this.knowledge.storageFailed(lattice);
-      // Another lattice answered lately, or the store answers a read now: the trouble is this lattice's.
-      const isolated = this.knowledge.healthyElsewhere(lattice) || (await this.client.storeWorks(lattice));
-      return { kind: 'unavailable', reason: err.reason, message: err.message, isolated };
+      return { kind: 'unavailable', reason: err.reason, message: err.message };
     }
   }
 
@@ -62,6 +58,9 @@ export class LatticeGateway {
       }
       case 'read-key':
         return { kind: 'key', key: modelKey(action.key), holds: await this.keyHolds(action.key) };
+      case 'read-list':
+        // Only whether it lists anything: the names of another lattice's applications stay here.
+        return { kind: 'listed', any: (await this.client.list(action.of)).length > 0 };
       case 'read-status': {
         const known = this.knowledge.status(lattice, name);
         return {
@@ -92,13 +91,13 @@ export class LatticeGateway {
   /**
    * What a key holds, read through a model name that maps to it. When NATS refuses that name's
    * lattice, the key is a lattice's index key (the core reads keys only to learn that), so its
-   * own lattice's list tells instead: wadm cannot read it as a list when it holds a model. The
-   * list grows with the lattice: SECURITY.md says which subject spares it.
+   * own lattice's list tells instead: a list shows the key holds no model. The list grows with
+   * the lattice: SECURITY.md says which subject spares it.
    */
   private async keyHolds(reader: ModelName): Promise<KeyHolds> {
     const key = modelKey(reader);
     if (this.indexed.has(key)) return 'index';
-    let holds: KeyHolds;
+    let holds: KeyHolds | 'unreadable';
     try {
       holds = await this.client.keyHolds(reader.lattice, reader.name);
     } catch (err) {
@@ -106,16 +105,22 @@ export class LatticeGateway {
       this.onKeyReadRefused(key, err.message);
       holds = await this.listHolds(key);
     }
+    // A storage error is what an index gives, and what a failing store gives: taken as no model
+    // there, since the put it allows writes only our own key (read empty) and wadm then fails to
+    // list it rather than overwrite anything; never remembered, since it shows nothing for good.
+    if (holds === 'unreadable') return 'index';
     if (holds === 'index') this.indexHolds(key);
     return holds;
   }
 
+  /** wadm could list the lattice, so its key holds no model; a failure shows nothing and is said so. */
   private async listHolds(lattice: string): Promise<KeyHolds> {
     try {
       return (await this.client.list(lattice)).length > 0 ? 'index' : 'nothing';
     } catch (err) {
-      if (err instanceof WadmUnavailableError && err.reason === 'StorageError') return 'model';
-      throw err;
+      if (!(err instanceof WadmUnavailableError)) throw err;
+      const unchecked = `whether wadm's key "${lattice}" (lattice "${lattice}"'s list of applications) holds another lattice's application could not be checked`;
+      throw new WadmUnavailableError(err.reason, `${unchecked}: ${err.message}`);
     }
   }
 

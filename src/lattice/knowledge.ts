@@ -84,8 +84,6 @@ export class Knowledge {
   private readonly answeredAt = new Map<string, number>();
   /** answeredAt's size after its last sweep: the next one comes when it has doubled. */
   private answeredAfterSweep = 64;
-  /** When each lattice last answered with a storage error (an answer, but not a healthy one). */
-  private readonly storageFailedAt = new Map<string, number>();
   private seq = 0;
   /** Sequence number of the last reset (a new NATS connection: anything may have been missed). */
   private resetAt = 0;
@@ -112,8 +110,8 @@ export class Knowledge {
   /** wadm of this lattice answered a request. */
   answered(lattice: string): void {
     this.answeredAt.set(lattice, this.options.now());
-    // Each first put asks about the lattice its key would shadow (`<lattice>-<name>`), one per
-    // application: drop the answers older than the liveness window, which no check reads.
+    // Reads of keys through other lattices (collisions.ts) add lattices no application is in:
+    // drop the answers older than the liveness window, which no check reads.
     if (this.answeredAt.size >= 2 * this.answeredAfterSweep) this.sweepAnswered();
   }
 
@@ -121,23 +119,6 @@ export class Knowledge {
     const now = this.options.now();
     for (const [lattice, at] of this.answeredAt) if (now - at >= this.options.livenessMs) this.answeredAt.delete(lattice);
     this.answeredAfterSweep = Math.max(64, this.answeredAt.size);
-  }
-
-  /** wadm answered this lattice with a storage error after retries. */
-  storageFailed(lattice: string): void {
-    this.storageFailedAt.set(lattice, this.options.now());
-  }
-
-  /**
-   * Another lattice's wadm answered within the liveness window, after its last storage error:
-   * wadm and its KV bucket work, so a storage error of this lattice is this lattice's own.
-   */
-  healthyElsewhere(lattice: string): boolean {
-    const now = this.options.now();
-    for (const [other, at] of this.answeredAt) {
-      if (other !== lattice && now - at < this.options.livenessMs && at > (this.storageFailedAt.get(other) ?? -Infinity)) return true;
-    }
-    return false;
   }
 
   isAlive(lattice: string): boolean {
@@ -225,7 +206,6 @@ export class Knowledge {
   reset(): void {
     this.entries.clear();
     this.answeredAt.clear();
-    this.storageFailedAt.clear();
     this.resetAt = ++this.seq;
   }
 

@@ -78,14 +78,14 @@ export class WadmClient {
   }
 
   /**
-   * What the KV key of (lattice, name) holds, from one small reply: a storage error is the answer
-   * here (wadm cannot read the key as a model: it holds an index), not a fault worth retrying.
+   * What the KV key of (lattice, name) holds, from one small reply: `unreadable` for a storage
+   * error, which an index gives every time (wadm cannot read it as a model), so not retried.
    */
-  async keyHolds(lattice: string, name: string): Promise<KeyHolds> {
+  async keyHolds(lattice: string, name: string): Promise<KeyHolds | 'unreadable'> {
     const reply = await this.call(lattice, 'versions', name, '', checkVersions, undefined, false);
     if (reply.result === 'notfound') return 'nothing';
     if (reply.result === 'success') return 'model';
-    if ((reply.message ?? '').includes(STORAGE_ERROR)) return 'index';
+    if ((reply.message ?? '').includes(STORAGE_ERROR)) return 'unreadable';
     throw badReply('versions', reply);
   }
 
@@ -143,21 +143,6 @@ export class WadmClient {
    */
   async probe(lattice: string): Promise<void> {
     await this.call(lattice, 'history', PROBE_NAME, '', checkReply);
-  }
-
-  /**
-   * Whether wadm's store answers at all: a read of a key no application has (it touches the KV
-   * bucket, unlike probe()). Asked after a storage error, to tell one key from a broken store; in
-   * the same lattice, whose subjects the service's NATS user may use.
-   */
-  async storeWorks(lattice: string): Promise<boolean> {
-    try {
-      await this.versions(lattice, PROBE_NAME);
-      return true;
-    } catch (err) {
-      if (err instanceof WadmUnavailableError) return false;
-      throw err;
-    }
   }
 
   async status(lattice: string, name: string): Promise<WadmStatus> {

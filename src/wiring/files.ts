@@ -49,6 +49,7 @@ function checkedPolicy(text: string, config: Config, logger: Logger): Tenancy {
 function delegate(file: WatchedFile<Tenancy>, defaultLattice: string): Tenancy & { close(): void } {
   return {
     defaultLattice,
+    rule: 'policy',
     allows: (namespace, lattice) => file.current().allows(namespace, lattice),
     names: (lattice) => file.current().names?.(lattice) ?? false,
     revision: () => file.current(),

@@ -1,8 +1,9 @@
 // The chart's objects judged by a real kube-apiserver (scripts/test-deps.sh builds it): rendered
-// with the defaults, with hardened hooks and with every option, each object of a built-in kind is
-// accepted by a server-side dry run, so a field the API server refuses (a duplicate port name, a
-// wrong type, a bad selector) fails here rather than at `helm install`. Kinds of CRDs the test
-// cluster does not have (CompositeController, cert-manager, Prometheus Operator) are left out.
+// with the defaults, with hardened hooks, with every option and with examples/existing-lattice's
+// values, each object of a built-in kind is accepted by a server-side dry run, so a field the API
+// server refuses (a duplicate port name, a wrong type, a bad selector) fails here rather than at
+// `helm install`. Kinds of CRDs the test cluster does not have (CompositeController, cert-manager,
+// Prometheus Operator) are left out.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKubeCluster, type KubeCluster } from '../support/kube/cluster.js';
@@ -17,6 +18,7 @@ const BUILT_IN = new Set([
   'Deployment',
   'PodDisruptionBudget',
   'NetworkPolicy',
+  'ClusterRole',
 ]);
 
 let kube: KubeCluster;
@@ -40,6 +42,7 @@ describe('the chart on a real API server', () => {
     ['the defaults', []],
     ['hardened hooks', ['--set', 'hooks.secure.enabled=true']],
     ['every option', ['--values', ALL_OPTIONS]],
+    ['examples/existing-lattice/values.yaml', ['--values', 'examples/existing-lattice/values.yaml']],
   ] as const) {
     it(`accepts every built-in object rendered with ${what}`, async () => {
       const objects = renderChart(...args);

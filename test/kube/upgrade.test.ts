@@ -8,7 +8,6 @@
 // this tree. docs/install.md (Upgrade) says the same to users.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import yaml from 'js-yaml';
@@ -23,7 +22,6 @@ import { buildPreviousService, newRelease, previousRelease, type NewRelease } fr
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { startWadm, type WadmProcess } from '../support/wadm.js';
 import { wasmApp, type AppBuilder } from '../support/resources.js';
-import { binaryFrom } from '../support/processes.js';
 import { until } from '../support/wait.js';
 
 const PREVIOUS = previousRelease('0.1.0');
@@ -220,7 +218,7 @@ describe('upgrading from 0.1.0 with helm upgrade --install', () => {
   it("takes over 0.1.0's objects and keeps every resource and status", async () => {
     assert.equal(PREVIOUS.chart, undefined, '0.1.0 shipped no chart: its users come from install.yaml');
     await adoptIntoHelm(install.kube);
-    await helmOk(install.kube, [
+    await install.kube.helmOk([
       'upgrade',
       '--install',
       'wasmcloud-metacontroller',
@@ -233,7 +231,7 @@ describe('upgrading from 0.1.0 with helm upgrade --install', () => {
   });
 
   it('helm uninstall leaves the CRD and every resource (helm.sh/resource-policy: keep)', async () => {
-    await helmOk(install.kube, ['uninstall', 'wasmcloud-metacontroller', '--namespace', NAMESPACE, '--wait=false']);
+    await install.kube.helmOk(['uninstall', 'wasmcloud-metacontroller', '--namespace', NAMESPACE, '--wait=false']);
     assert.deepEqual((await servedCrd(install.kube)).storedVersions, ['v1beta1']);
     assert.deepEqual(await keptOf(install.kube), install.settled);
   });
@@ -250,15 +248,4 @@ async function adoptIntoHelm(kube: KubeCluster): Promise<void> {
     `meta.helm.sh/release-namespace=${NAMESPACE}`,
   ]);
   await kube.kubectlOk(['label', '--overwrite', ...objects, 'app.kubernetes.io/managed-by=Helm']);
-}
-
-async function helmOk(kube: KubeCluster, args: string[]): Promise<string> {
-  return new Promise((done, fail) => {
-    execFile(
-      binaryFrom('HELM_BIN'),
-      [...args, '--kubeconfig', kube.kubeconfig],
-      { env: { PATH: process.env['PATH'] ?? '', HOME: resolve(kube.kubeconfig, '..') } },
-      (error, stdout, stderr) => (error ? fail(new Error(`helm ${args.join(' ')} failed:\n${stdout}${stderr}`)) : done(stdout)),
-    );
-  });
 }

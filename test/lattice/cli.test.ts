@@ -3,7 +3,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import yaml from 'js-yaml';
@@ -201,6 +201,27 @@ describe('convert', () => {
     assert.deepEqual(resource['spec'], original['spec']);
     assert.equal((resource['metadata'] as Record<string, unknown>)['namespace'], 'apps');
     assert.equal(cli(['validate', file('converted.yaml', stdout)]).code, 0);
+  });
+
+  it('with --adopt, makes a resource that takes over the application in the given lattice, unpinned', () => {
+    const pinned = yaml.load(readFileSync(fixturePath('hello.yaml'), 'utf8')) as { metadata: { annotations: Record<string, string> } };
+    pinned.metadata.annotations['version'] = 'v1.0.0';
+    const { code, stdout, stderr } = cli(['convert', file('pinned.yaml', pinned), '--adopt', '--lattice', 'prod', '-n', 'apps']);
+    assert.equal(code, 0, stderr);
+    const resource = yaml.load(stdout) as { metadata: { annotations: Record<string, string> }; spec: Record<string, unknown> };
+    assert.equal(resource.metadata.annotations['core.wasmcloud.com/adopt'], 'true');
+    assert.equal(resource.metadata.annotations['version'], undefined, 'wadm never puts v1.0.0 twice: the version is not pinned');
+    assert.equal(resource.spec['lattice'], 'prod');
+    assert.match(stderr, /not pinned to version "v1\.0\.0", which wash put/);
+    const plain = yaml.load(cli(['convert', fixturePath('hello.yaml')]).stdout) as { spec: Record<string, unknown> };
+    assert.deepEqual({ ...resource.spec, lattice: undefined }, { ...plain.spec, lattice: undefined }, 'the workload is unchanged');
+    assert.equal(cli(['validate', file('adopting.yaml', stdout)]).code, 0);
+  });
+
+  it('refuses --adopt with --to v2, which makes no resource of this service', () => {
+    const { code, stderr } = cli(['convert', fixturePath('hello.yaml'), '--adopt', '--to', 'v2']);
+    assert.equal(code, 2);
+    assert.match(stderr, /--adopt .* does not apply to --to v2/);
   });
 
   it('still converts an invalid manifest but says why it is invalid, and exits 1', () => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { REASONS, type Reason } from '../../src/core/reasons.js';
 import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { Metrics } from '../../src/plumbing/metrics.js';
+import { exposedSeries } from '../support/metric-names.js';
 import { VARIABLES } from '../../src/plumbing/config.js';
 import { EXCLUDED_KEY_PATTERNS } from '../../src/core/names.js';
 import { HOOK_PATHS } from '../../src/http/server.js';
@@ -122,13 +122,7 @@ describe('docs/resource.md', () => {
 
 describe('docs/operations.md', () => {
   it('lists metric series the service exposes', async () => {
-    const metrics = new Metrics({ defaultMetrics: true });
-    metrics.observeCaches({ knowledge: { size: 0, evictions: 0 }, answers: { size: 0, evictions: 0 } }, () => 0);
-    metrics.observeWatch(() => 0);
-    const families = await metrics.registry.getMetricsAsJSON();
-    const names = new Set(
-      families.flatMap((f) => (String(f.type) === 'histogram' ? ['_bucket', '_count', '_sum'].map((x) => f.name + x) : [f.name])),
-    );
+    const names = await exposedSeries();
     const page = read('docs/operations.md');
     const excerpt = page.slice(page.indexOf('## Metrics and logs')).split('```text')[1]!.split('```')[0]!;
     for (const line of excerpt.trim().split('\n')) assert.ok(names.has(line.split(/[{ ]/)[0]!), line);

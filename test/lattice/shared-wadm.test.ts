@@ -96,9 +96,12 @@ describe('two tenants whose applications share a wadm key', () => {
 });
 
 describe("an application named like another lattice's index", () => {
-  it('app web in lattice ks is refused before any write, and lattice ks-web keeps working', async () => {
+  it('app web in lattice ks is refused before any write, as lattice ks-web lists applications, and ks-web keeps working', async () => {
     await deployed('ks-web', 'site', 'ks-web');
+    const listsBefore = await service.metric('wadm_requests_total{operation="get",outcome="ok"}');
     const obj = await refused('tenant-a', 'web', 'ks', 'NameCollision');
+    // wadm's storage error reading key ks-web shows nothing alone: the list of ks-web shows its index there.
+    assert.ok((await service.metric('wadm_requests_total{operation="get",outcome="ok"}')) > listsBefore, 'lattice ks-web was listed');
     assert.match(String((obj.status as { message: string }).message), /list of applications of lattice "ks-web"/);
     const list = await wadmApi('ks-web', 'get');
     assert.equal(list.result, 'success');
@@ -117,8 +120,10 @@ describe("an application named like another lattice's index", () => {
 });
 
 describe('a key that holds an emptied index', () => {
-  it('is a NameCollision naming the lattice whose index it is, found without reading any list, while another lattice stays Ready', async () => {
+  it('is LatticeUnavailable, not NameCollision: wadm answers it as a failing store; the message says what to rename if it lasts', async () => {
     // An emptied index of lattice se-x: what wadm leaves after its last application is deleted.
+    // wadm cannot read it as a model (Internal storage error, as from a failing store), and lattice
+    // se-x lists nothing, so nothing shows whose key it is: the service waits, writing nothing.
     const manifest = {
       apiVersion: 'core.oam.dev/v1beta1',
       kind: 'Application',
@@ -127,14 +132,21 @@ describe('a key that holds an emptied index', () => {
     };
     assert.equal((await wadmApi('se-x', 'put', manifest)).result, 'created');
     assert.equal((await wadmApi('se-x', 'del.tmp', {})).result, 'deleted');
-    const listsBefore = await service.metric('wadm_requests_total{operation="get",outcome="ok"}');
-    const obj = await refused('tenant-e', 'x', 'se', 'NameCollision');
-    assert.equal(condition(obj, 'Stalled')?.status, 'True');
-    assert.match(String((obj.status as { message: string }).message), /key "se-x", which is the list of applications of lattice "se-x"/);
-    // Reading our own key gave wadm's storage error; nothing else was read (no model.get at all).
-    assert.equal(await service.metric('wadm_requests_total{operation="get",outcome="ok"}'), listsBefore);
+    const writesBefore = await service.metric('wadm_writes_total{operation="put"}');
+    const obj = await refused('tenant-e', 'x', 'se', 'LatticeUnavailable');
+    assert.equal(ready(obj)?.status, 'Unknown');
+    assert.equal(condition(obj, 'Stalled'), undefined);
+    const message = String((obj.status as { message: string }).message);
+    assert.match(message, /reading the key "se-x" of application "x"/);
+    assert.match(message, /lattice "se-x" lists no applications, so nothing shows that the key is its list; .*rename this resource/);
+    assert.equal(await service.metric('wadm_writes_total{operation="put"}'), writesBefore, 'nothing written');
     const healthy = await mc.reconcileUntilStable('tenant-a', 'y-z');
     assert.equal(ready(healthy.object)?.reason, 'Deployed');
+    // Deleting it waits too: nothing shows that wadm holds nothing of it. Orphan lets it go.
+    const deleting = await mc.deleteAndFinalize('tenant-e', 'x', { maxPasses: 1 });
+    assert.equal(deleting.removed, false);
+    mc.apply(app('tenant-e', 'x', 'se').with({ deletionPolicy: 'Orphan' }).build() as never);
+    assert.equal((await mc.deleteAndFinalize('tenant-e', 'x')).removed, true);
   });
 });
 

@@ -1,5 +1,6 @@
 // The fault-injecting relay in front of the real wadm: it must pass everything on unchanged, and
-// each fault must be exactly what it says (who sees what, and whether wadm acted).
+// each fault must be exactly what it says (who sees what, and whether wadm acted); and the real
+// wadm's store, made unreadable, must fail as wadm's store fails.
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, headers, type NatsConnection } from 'nats';
@@ -85,6 +86,29 @@ describe('the wadm relay', () => {
     assert.equal(await relay.model(LATTICE, 'd'), undefined);
     held.release();
     assert.equal((await answer).result, 'created');
+  });
+
+  it("holds only the given lattice's request when asked to", async () => {
+    const held = relay.hold('put', { lattice: 'elsewhere' });
+    assert.equal((await ask('put', manifest('e'))).result, 'created', 'another lattice passes');
+    const answer = nc.request('wadm.api.elsewhere.model.put', manifest('e'), { timeout: 3000 });
+    await held.arrived;
+    held.release();
+    assert.equal((await answer).json<{ result: string }>().result, 'created');
+    await relay.clear('elsewhere');
+  });
+
+  it("makes the real wadm's store unreadable: every model read is a storage error, status still answers; then readable again", async () => {
+    assert.equal((await ask('put', manifest('f'))).result, 'created');
+    await relay.storeReadable(false);
+    try {
+      assert.deepEqual(await ask('versions.f'), { result: 'error', message: 'Internal storage error' });
+      assert.deepEqual(await ask('get'), { result: 'error', message: 'Internal storage error' }, 'the list too');
+      assert.equal((await ask('status.f')).result, 'ok', 'status reads no model');
+    } finally {
+      await relay.storeReadable(true);
+    }
+    assert.deepEqual(await relay.model(LATTICE, 'f'), { versions: ['v1'], deployed: null });
   });
 
   it('answers nothing while paused, so callers get no responders', async () => {

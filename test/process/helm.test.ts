@@ -79,7 +79,7 @@ describe('charts/wasmcloud-metacontroller', () => {
     const section = page.slice(start, page.indexOf('\n## ', start + 1));
     const values = yaml.load(read('charts/wasmcloud-metacontroller/values.yaml')) as Obj;
     // Maps passed through as they are (Kubernetes fields, variables) count as one value.
-    const freeForm = new Set(['resources', 'extra', 'podLabels', 'nodeSelector', 'affinity']);
+    const freeForm = new Set(['resources', 'extra', 'podLabels', 'labels', 'nodeSelector', 'affinity']);
     const leaves = (o: Obj, prefix: string): string[] =>
       Object.entries(o).flatMap(([k, v]) =>
         v && typeof v === 'object' && !Array.isArray(v) && !freeForm.has(k) ? leaves(v, `${prefix}${k}.`) : [`${prefix}${k}`],
@@ -124,6 +124,38 @@ describe('charts/wasmcloud-metacontroller', () => {
     assertSameObjects(fromKustomize, renderChart(...flags));
   });
 
+  it('with examples/existing-lattice/values.yaml, installs what kubectl kustomize examples/existing-lattice does', () => {
+    // The policy file is the same policy, written by Helm's toYaml or by hand.
+    const policyParsed = (objects: Obj[]) =>
+      objects.map((o) =>
+        o['kind'] === 'ConfigMap' && o['metadata'].name === 'wasmcloud-metacontroller-lattice-policy'
+          ? { ...o, data: { 'policy.yaml': parsePolicy(o['data']['policy.yaml']) } }
+          : o,
+      );
+    const fromKustomize = kustomize('examples/existing-lattice').filter((o) => o['kind'] !== 'Namespace');
+    assertSameObjects(policyParsed(fromKustomize), policyParsed(renderChart('--values', 'examples/existing-lattice/values.yaml')));
+  });
+
+  it('with hardened hooks and the monitoring values, installs what kubectl kustomize examples/monitoring does: the PodMonitor scrapes https', () => {
+    const fromKustomize = kustomize('examples/monitoring').filter((o) => o['kind'] !== 'Namespace');
+    const flags = ['podMonitor', 'prometheusRule', 'dashboard'].flatMap((m) => ['--set', `monitoring.${m}.enabled=true`]);
+    const fromChart = renderChart(
+      '--set',
+      'hooks.secure.enabled=true',
+      '--set',
+      'monitoring.labels.release=kube-prometheus-stack',
+      ...flags,
+    );
+    assertSameObjects(fromKustomize, fromChart);
+    for (const objects of [fromKustomize, fromChart]) {
+      const [endpoint] = objects.find((o) => o['kind'] === 'PodMonitor')!['spec'].podMetricsEndpoints as Obj[];
+      const certificate = objects.find((o) => o['kind'] === 'Certificate' && o['metadata'].name === 'wasmcloud-metacontroller-tls')!;
+      assert.equal(endpoint!['scheme'], 'https');
+      assert.deepEqual(endpoint!['tlsConfig'].ca.secret, { name: certificate['spec'].secretName, key: 'ca.crt' });
+      assert.ok(certificate['spec'].dnsNames.includes(endpoint!['tlsConfig'].serverName), 'the name the certificate is for');
+    }
+  });
+
   it('with every option, renders each value where the service and Kubernetes read it', () => {
     const objects = renderChart('--values', ALL_OPTIONS);
     const values = yaml.load(readFileSync(ALL_OPTIONS, 'utf8')) as Obj;
@@ -160,7 +192,8 @@ describe('charts/wasmcloud-metacontroller', () => {
 
     // The lattice policy is a file the service parses, where LATTICE_POLICY_FILE says.
     const policy = one('ConfigMap', 'wasmcloud-metacontroller-lattice-policy')['data']['policy.yaml'] as string;
-    assert.deepEqual(parsePolicy(policy), { rules: values['latticePolicy'].rules });
+    const everyNamespace = { namespaces: ['*'], lattices: values['latticePolicy'].everyNamespace };
+    assert.deepEqual(parsePolicy(policy), { rules: [everyNamespace, ...values['latticePolicy'].rules] });
     assert.equal(env['LATTICE_POLICY_FILE'], `${mounts.get('lattice-policy')}/policy.yaml`);
     assert.equal(volumes.get('lattice-policy')!['configMap'].name, 'wasmcloud-metacontroller-lattice-policy');
 
@@ -187,8 +220,17 @@ describe('charts/wasmcloud-metacontroller', () => {
     assert.equal(env['PEERS'], `wasmcloud-metacontroller-peers.${NAMESPACE}.svc:8080`);
     assert.equal(one('PodDisruptionBudget', 'wasmcloud-metacontroller')['spec'].minAvailable, 2);
     assert.equal(one('Namespace', NAMESPACE)['metadata'].labels['pod-security.kubernetes.io/enforce'], 'restricted');
-    for (const kind of ['PodMonitor', 'PrometheusRule']) one(kind, 'wasmcloud-metacontroller');
+    for (const kind of ['PodMonitor', 'PrometheusRule']) {
+      const labels = one(kind, 'wasmcloud-metacontroller')['metadata'].labels;
+      assert.equal(labels['release'], values['monitoring'].labels.release, `${kind}: monitoring.labels`);
+      assert.equal(labels['app.kubernetes.io/name'], 'wasmcloud-metacontroller', `${kind}: its own labels kept`);
+    }
     one('ConfigMap', 'wasmcloud-metacontroller-dashboard');
+    assert.deepEqual(
+      objects.filter((o) => o['kind'] === 'ClusterRole'),
+      [],
+      'rbac.aggregateRoles: false',
+    );
   });
 
   it('installs and upgrades the CRD as a template, kept by helm uninstall unless crds.keep=false, none with crds.enabled=false', () => {

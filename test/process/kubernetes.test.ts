@@ -21,6 +21,8 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const DIRS = [
   'manifests',
   'examples/secure-install',
+  'examples/existing-lattice',
+  'examples/monitoring',
   'examples/lattice',
   'examples/apps',
   'examples/gitops/flux',
@@ -74,10 +76,12 @@ describe('kubectl kustomize', () => {
     }
   });
 
-  it('installs the CRD, the CompositeController and the service, with no RBAC because the service needs none', () => {
+  it('installs the CRD, the CompositeController, the service and roles for its users, with no RBAC for the service, which needs none', () => {
     // The ConfigMap's name ends in a hash of its content, so that a change rolls the pods.
     const kinds = manifests().map((o) => `${o['kind']}/${o['metadata'].name}`.replace(/^(ConfigMap\/.*)-[a-z0-9]{10}$/, '$1-<hash>'));
     assert.deepEqual(kinds.sort(), [
+      'ClusterRole/wasmcloud-metacontroller-edit',
+      'ClusterRole/wasmcloud-metacontroller-view',
       'CompositeController/wasmcloudapplication-controller',
       'ConfigMap/wasmcloud-metacontroller-<hash>',
       `CustomResourceDefinition/${PLURAL}.${GROUP}`,
@@ -107,10 +111,39 @@ describe('kubectl kustomize', () => {
 
   it('puts every namespaced object in wasmcloud-metacontroller and leaves the cluster-scoped ones without a namespace', () => {
     for (const o of manifests()) {
-      const clusterScoped = ['Namespace', 'CustomResourceDefinition', 'CompositeController'].includes(o['kind']);
+      const clusterScoped = ['Namespace', 'CustomResourceDefinition', 'CompositeController', 'ClusterRole'].includes(o['kind']);
       assert.equal(o['metadata'].namespace, clusterScoped ? undefined : 'wasmcloud-metacontroller', `${o['kind']}/${o['metadata'].name}`);
       assert.equal(o['metadata'].labels?.['app.kubernetes.io/name'], 'wasmcloud-metacontroller', `${o['kind']} is not labelled`);
     }
+  });
+});
+
+describe('the roles for users (aggregated-roles.yaml)', () => {
+  const role = (name: string) => only(manifests(), 'ClusterRole', name);
+  const rulesOf = (name: string) =>
+    Object.fromEntries(
+      (role(name)['rules'] as Obj[]).flatMap((r) => {
+        assert.deepEqual(r['apiGroups'], [GROUP]);
+        return (r['resources'] as string[]).map((resource) => [resource, [...(r['verbs'] as string[])].sort()]);
+      }),
+    );
+  const READ = ['get', 'list', 'watch'];
+
+  it('add WasmCloudApplications to the built-in admin and edit roles, to write, and to view, to read; the status only to read', () => {
+    const labels = (name: string) =>
+      Object.keys(role(name)['metadata'].labels).filter((l) => l.startsWith('rbac.authorization.k8s.io/aggregate-to-'));
+    assert.deepEqual(labels('wasmcloud-metacontroller-edit').sort(), [
+      'rbac.authorization.k8s.io/aggregate-to-admin',
+      'rbac.authorization.k8s.io/aggregate-to-edit',
+    ]);
+    assert.deepEqual(labels('wasmcloud-metacontroller-view'), ['rbac.authorization.k8s.io/aggregate-to-view']);
+    for (const name of ['wasmcloud-metacontroller-edit', 'wasmcloud-metacontroller-view'])
+      for (const label of labels(name)) assert.equal(role(name)['metadata'].labels[label], 'true');
+    assert.deepEqual(rulesOf('wasmcloud-metacontroller-edit'), {
+      [PLURAL]: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+      [`${PLURAL}/status`]: READ,
+    });
+    assert.deepEqual(rulesOf('wasmcloud-metacontroller-view'), { [PLURAL]: READ, [`${PLURAL}/status`]: READ });
   });
 });
 

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import yaml from 'js-yaml';
 import { Metrics } from '../../src/plumbing/metrics.js';
+import { exposedSeries } from '../support/metric-names.js';
 
 const rendered = spawnSync(
   process.env['KUBECTL_BIN'] || 'kubectl',
@@ -15,17 +16,6 @@ const objects = () => {
   assert.equal(rendered.status, 0, `kubectl kustomize manifests/monitoring failed: ${rendered.error?.message ?? rendered.stderr}`);
   return yaml.loadAll(rendered.stdout) as Obj[];
 };
-
-/** Every series name the service exposes (histograms add _bucket, _count and _sum). */
-async function exposed(): Promise<Set<string>> {
-  const metrics = new Metrics({ defaultMetrics: true });
-  metrics.observeCaches({ knowledge: { size: 0, evictions: 0 }, answers: { size: 0, evictions: 0 } }, () => 0);
-  metrics.observeWatch(() => 0);
-  const families = await metrics.registry.getMetricsAsJSON();
-  return new Set(
-    families.flatMap((f) => (String(f.type) === 'histogram' ? ['_bucket', '_count', '_sum'].map((s) => f.name + s) : [f.name])),
-  );
-}
 
 function referenced(expr: string): string[] {
   return expr.match(/wasmcloud_metacontroller_[a-z_]+/g) ?? [];
@@ -43,14 +33,15 @@ describe('manifests/monitoring', () => {
     assert.equal(dashboard['metadata'].labels.grafana_dashboard, '1');
   });
 
-  it('alerts on failing applications, an unavailable lattice, drift fights, hook errors, refused NATS subjects and bugs, using only metrics the service exposes', async () => {
-    const names = await exposed();
+  it('alerts on failing applications, a missing service, an unavailable lattice, drift fights, hook errors, refused NATS subjects and bugs, using only metrics the service exposes', async () => {
+    const names = await exposedSeries();
     const rule = objects().find((o) => o['kind'] === 'PrometheusRule')!;
     const rules = rule['spec'].groups.flatMap((g: Obj) => g['rules']) as Obj[];
     assert.deepEqual(
       rules.map((r) => r['alert']),
       [
         'WasmCloudApplicationsFailing',
+        'WasmCloudMetacontrollerDown',
         'WasmCloudLatticeUnavailable',
         'WasmCloudApplicationsDrifting',
         'WasmCloudMetacontrollerHookErrors',
@@ -64,8 +55,26 @@ describe('manifests/monitoring', () => {
     }
   });
 
+  it('alerts when no replica is scraped, on a series every replica exposes from its start', async () => {
+    const rule = objects().find((o) => o['kind'] === 'PrometheusRule')!;
+    const down = (rule['spec'].groups.flatMap((g: Obj) => g['rules']) as Obj[]).find((r) => r['alert'] === 'WasmCloudMetacontrollerDown')!;
+    // absent() of a bare series: empty (quiet) while any replica is scraped, 1 (firing) when none is.
+    const series = /^absent\((wasmcloud_metacontroller_[a-z_]+)\)$/.exec(down['expr'].trim())?.[1];
+    assert.ok(series, `not absent() of one bare series: ${down['expr']}`);
+    // A replica that has answered nothing yet (no hook call, no NATS) already exposes it.
+    const fresh = await new Metrics().registry.getMetricsAsJSON();
+    const samples = fresh.find((f) => f.name === series)?.values ?? [];
+    assert.deepEqual(
+      samples.map((s) => s.value),
+      [1],
+      `${series} is not one sample of 1 on a fresh replica`,
+    );
+    assert.equal(down['labels'].severity, 'critical');
+    assert.match(down['for'], /^\d+m$/);
+  });
+
   it('has a dashboard whose every query uses metrics the service exposes', async () => {
-    const names = await exposed();
+    const names = await exposedSeries();
     const dashboard = JSON.parse(objects().find((o) => o['kind'] === 'ConfigMap')!['data']['wasmcloud-metacontroller.json']) as {
       panels: { title: string; targets: { expr: string }[] }[];
     };

@@ -17,6 +17,8 @@ interface Model {
   deployed: string | null;
 }
 
+const STORAGE_ERROR: ActionResult = { kind: 'unavailable', reason: 'StorageError', message: 'Internal storage error' };
+
 export class MemoryLattice {
   readonly models = new Map<string, Model>();
   readonly statuses = new Map<string, StatusFacts>();
@@ -24,6 +26,14 @@ export class MemoryLattice {
   readonly bodies = new Map<string, string>();
   /** Set to make every action fail as if NATS were down. */
   down = false;
+  /**
+   * Set to make wadm's store unreadable (a JetStream leader election, a NATS failover): every
+   * request but a status read gets wadm's `Internal storage error`, as the real wadm answers then
+   * (a read-key gets what the gateway makes of it).
+   */
+  storeUnreadable = false;
+  /** Names whose key holds another lattice's index: wadm cannot read it as a model, ever. */
+  readonly keysHoldingIndex = new Set<string>();
   /** Results to return instead of performing the next actions of a kind, oldest first. */
   readonly scripted: { kind: Action['kind']; result: ActionResult }[] = [];
 
@@ -67,9 +77,14 @@ export class MemoryLattice {
     const scripted = this.scripted.findIndex((s) => s.kind === action.kind);
     if (scripted >= 0) return this.scripted.splice(scripted, 1)[0]!.result;
     if (this.down) return { kind: 'unavailable', reason: 'NoResponders', message: 'no responders' };
+    // A read-key's storage error is what an index gives: the gateway answers it as one.
+    if (this.storeUnreadable && action.kind === 'read-key')
+      return { kind: 'key', key: `${action.key.lattice}-${action.key.name}`, holds: 'index' };
+    if (this.storeUnreadable && action.kind !== 'read-status') return STORAGE_ERROR;
     const model = this.models.get(name);
     switch (action.kind) {
       case 'read-model':
+        if (this.keysHoldingIndex.has(name)) return STORAGE_ERROR;
         return { kind: 'model', model: model ? this.facts(model) : null };
       case 'read-version': {
         const stored = model?.versions.get(action.version);
@@ -78,6 +93,8 @@ export class MemoryLattice {
       case 'read-key':
         // No other lattice's model sits where this lattice's index goes.
         return { kind: 'key', key: `${action.key.lattice}-${action.key.name}`, holds: 'nothing' };
+      case 'read-list':
+        return { kind: 'listed', any: (this.elsewhere.get(action.of)?.models.size ?? 0) > 0 };
       case 'read-status':
         return { kind: 'status', status: this.statuses.get(name) ?? { status: { status: { type: 'undeployed' } }, predatesDeploy: false } };
       case 'put': {
@@ -131,10 +148,15 @@ export class MemoryLattices {
     return memory;
   }
 
-  /** The Lattice interface of src/http/hooks.ts: an action for a former lattice goes to that lattice. */
+  /**
+   * The Lattice interface of src/http/hooks.ts: an action for a former lattice goes to that
+   * lattice; a list read asks the lattice it lists, through the wadm of the one that sent it.
+   */
   perform(lattice: string, name: string, action: Action): Promise<ActionResult> {
     this.performed.push({ lattice, action });
     const { lattice: _former, ...here } = action;
+    if (here.kind === 'read-list' && !this.of(lattice).storeUnreadable && !this.of(lattice).down)
+      return Promise.resolve({ kind: 'listed', any: this.of(here.of).models.size > 0 });
     return this.of(lattice).perform(lattice, name, here as Action);
   }
 

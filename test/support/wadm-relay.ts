@@ -3,7 +3,8 @@
 // passes each one on with the caller's reply subject, so wadm answers the caller directly — unless
 // a test asked for a fault: no responders (pause), a request that never reaches wadm, a reply that
 // is lost after wadm acted, wadm's storage-error reply, a refusal, or a request held until the
-// test releases it (a slow wadm, a timeout, a race). Everything else is the real wadm's behaviour.
+// test releases it (a slow wadm, a timeout, a race). Everything else is the real wadm's behaviour,
+// including its store made unreadable through JetStream (storeReadable).
 import { closeConnection } from '../../src/lattice/connection.js';
 import { connect, type Msg, type NatsConnection, type Subscription } from 'nats';
 import { untilWadmHoldsOnly } from './host-sim/wadm-ready.js';
@@ -15,6 +16,8 @@ const PUBLIC_PREFIX = 'wadm.api';
 const REAL_PREFIX = 'relayed.wadm.api';
 const ASK_TIMEOUT_MS = 10_000;
 const STATUS_STREAM = 'wadm_status';
+/** The stream of wadm's KV bucket of models (`--manifest-bucket`, default `wadm_manifests`). */
+const MANIFEST_STREAM = 'KV_wadm_manifests';
 
 /** The operation token of the subject (`get` without a name is the list, `list` its deprecated form). */
 export type WadmOp = 'put' | 'get' | 'list' | 'versions' | 'del' | 'deploy' | 'undeploy' | 'status' | 'history';
@@ -50,6 +53,8 @@ export interface AppState {
 
 interface Rule {
   op: WadmOp;
+  /** Only requests of this lattice; any lattice when absent. */
+  lattice?: string;
   left: number;
   apply(msg: Msg): void | Promise<void>;
 }
@@ -83,14 +88,29 @@ export class WadmRelay {
     this.rules.push({ op, left: times, apply: (msg) => this.fault(msg, fault) });
   }
 
-  /** The next request of `op` waits at the relay until `release()`. */
-  hold(op: WadmOp): Held {
+  /** The next request of `op` (of `lattice` only, when given) waits at the relay until `release()`. */
+  hold(op: WadmOp, { lattice }: { lattice?: string } = {}): Held {
     let arrived!: () => void;
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     const held: Held = { arrived: new Promise<void>((resolve) => (arrived = resolve)), release };
-    this.rules.push({ op, left: 1, apply: async (msg) => (arrived(), await released, this.forward(msg)) });
+    const apply = async (msg: Msg) => (arrived(), await released, this.forward(msg));
+    this.rules.push({ op, left: 1, apply, ...(lattice === undefined ? {} : { lattice }) });
     return held;
+  }
+
+  /**
+   * Makes the real wadm's manifest store unreadable, or readable again: no fault of the relay but
+   * JetStream's own. wadm reads its KV bucket through JetStream's direct get (the bucket's stream
+   * allows it when wadm opens it, and wadm's client keeps using it); turned off on the stream,
+   * every read fails as while the stream has no leader, and wadm answers `Internal storage error`
+   * to every request that reads a model, in every lattice. `model.status` and `model.history`
+   * read no model and answer as before. Requests through `model()` and `clear()` fail meanwhile.
+   */
+  async storeReadable(readable: boolean): Promise<void> {
+    const jsm = await this.nc.jetstreamManager();
+    const { config } = await jsm.streams.info(MANIFEST_STREAM);
+    await jsm.streams.update(MANIFEST_STREAM, { ...config, allow_direct: readable });
   }
 
   /** From now on every request reaches wadm `ms` later, as from a wadm busy with other lattices. */
@@ -192,12 +212,12 @@ export class WadmRelay {
       ...(name === undefined ? {} : { name }),
       ...(contentType === undefined ? {} : { contentType }),
     });
-    if (this.delayMs > 0) return sleep(this.delayMs).then(() => this.route(msg, operation));
-    return this.route(msg, operation);
+    if (this.delayMs > 0) return sleep(this.delayMs).then(() => this.route(msg, operation, lattice));
+    return this.route(msg, operation, lattice);
   }
 
-  private route(msg: Msg, operation: string): Promise<void> | void {
-    const rule = this.rules.find((r) => r.op === operation);
+  private route(msg: Msg, operation: string, lattice: string): Promise<void> | void {
+    const rule = this.rules.find((r) => r.op === operation && (r.lattice === undefined || r.lattice === lattice));
     if (rule === undefined) return this.forward(msg);
     if (--rule.left === 0) this.rules = this.rules.filter((r) => r !== rule);
     return rule.apply(msg);

@@ -42,7 +42,7 @@ describe('answers from memory', () => {
   it('are reused only for a settled answer of the same object, hook, policy and lattice knowledge', async () => {
     const { memory, state, l } = lattice();
     let policy = fromPolicy(parsePolicy('rules: [{namespaces: ["*"], lattices: ["*"]}]'), 'default');
-    const tenancy: Tenancy = { defaultLattice: 'default', allows: (n, x) => policy.allows(n, x), revision: () => policy };
+    const tenancy: Tenancy = { defaultLattice: 'default', rule: 'policy', allows: (n, x) => policy.allows(n, x), revision: () => policy };
     const { hooks, reused } = hooksOver(l, tenancy);
     await hooks.answer('sync', request('1'), SILENT); // deploys: not settled
     memory.setStatus('hello-world', { status: { type: 'deployed' } });
@@ -77,7 +77,7 @@ describe('answers from memory', () => {
 
   it('reuses an answer that needed nothing from the lattice (an invalid spec) whatever the lattice does', async () => {
     const { state, l } = lattice();
-    const { hooks, reused } = hooksOver(l, { defaultLattice: 'default', allows: () => true });
+    const { hooks, reused } = hooksOver(l, { defaultLattice: 'default', rule: 'policy', allows: () => true });
     const invalid = request('7', { components: [] });
     await hooks.answer('sync', invalid, SILENT);
     state.token = {};
@@ -87,7 +87,7 @@ describe('answers from memory', () => {
 
   it('never keeps an answer that asks for a resync', async () => {
     const { memory, l } = lattice();
-    const { hooks, reused } = hooksOver(l, { defaultLattice: 'default', allows: () => true });
+    const { hooks, reused } = hooksOver(l, { defaultLattice: 'default', rule: 'policy', allows: () => true });
     memory.down = true;
     await hooks.answer('sync', request('1'), SILENT);
     await hooks.answer('sync', request('1'), SILENT);

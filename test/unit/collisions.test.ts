@@ -41,7 +41,7 @@ class KeyValueWadm {
 
   /** What the gateway reports for an action of application `name` in `lattice`. */
   perform(lattice: string, name: string, action: Action): ActionResult {
-    const storageError: ActionResult = { kind: 'unavailable', reason: 'StorageError', message: 'Internal storage error', isolated: true };
+    const storageError: ActionResult = { kind: 'unavailable', reason: 'StorageError', message: 'Internal storage error' };
     switch (action.kind) {
       case 'read-model': {
         const stored = this.kv.get(`${lattice}-${name}`);
@@ -57,6 +57,12 @@ class KeyValueWadm {
             storedName: stored.name,
           },
         };
+      }
+      case 'read-list': {
+        // wadm reads the lattice's index key as a list of names: a model there is a storage error.
+        const stored = this.kv.get(action.of);
+        if (stored?.kind === 'model') return storageError;
+        return { kind: 'listed', any: (stored?.names.size ?? 0) > 0 };
       }
       case 'read-key': {
         const key = modelKey(action.key);
@@ -183,51 +189,64 @@ describe("finalize of a resource whose key holds another lattice's model", () =>
   });
 });
 
-describe('a storage error of one lattice', () => {
-  const storageError = (isolated: boolean): ActionResult => ({
-    kind: 'unavailable',
-    reason: 'StorageError',
-    message: 'Internal storage error',
-    isolated,
-  });
-  const runWith = (results: Partial<Record<Action['kind'], ActionResult>>) => {
+describe('a storage error reading our own key', () => {
+  const storageError: ActionResult = { kind: 'unavailable', reason: 'StorageError', message: 'Internal storage error' };
+  /** wadm's KV with lattice se-hello-world's index under our key, holding `names`. */
+  const runWith = (results: Partial<Record<Action['kind'], ActionResult>>, names: string[] = ['site']) => {
     const call = callOf(hookRequest(wasmApp().inLattice('se').build()), ANY_LATTICE, { now: NOW });
     const base = new KeyValueWadm();
+    base.kv.set('se-hello-world', { kind: 'index', names: new Set(names) });
     return runSteps(decideSync, call, (action) => Promise.resolve(results[action.kind] ?? base.perform('se', 'hello-world', action)));
   };
 
-  it('reading our key while the store answers: the key holds the index of the lattice named like it, NameCollision with no list read', async () => {
-    const run = await runWith({ 'read-model': storageError(true) });
+  it('is a NameCollision once lattice "se-hello-world" lists applications: its list is what the key holds', async () => {
+    const run = await runWith({});
     assert.equal(reasonOf(run), 'NameCollision');
     assert.match(run.response.status.message!, /list of applications of lattice "se-hello-world"/);
     assert.equal(run.response.resyncAfterSeconds, undefined);
-    assert.deepEqual(
-      run.actions.map((a) => a.kind),
-      ['read-model'],
-    );
+    assert.deepEqual(run.actions, [{ kind: 'read-model' }, { kind: 'read-list', of: 'se-hello-world' }]);
   });
 
-  it('while no other lattice answers either: LatticeUnavailable', async () => {
-    assert.equal(reasonOf(await runWith({ 'read-model': storageError(false) })), 'LatticeUnavailable');
+  it('is LatticeUnavailable when that lattice lists nothing (an emptied list and a failing store look alike), and says what to rename if it lasts', async () => {
+    const run = await runWith({}, []);
+    assert.equal(reasonOf(run), 'LatticeUnavailable');
+    assert.ok(run.response.resyncAfterSeconds! > 0);
+    assert.match(run.response.status.message!, /lattice "se-hello-world" lists no applications, so nothing shows that the key is its list/);
+    assert.match(run.response.status.message!, /if this lasts while wadm answers other lattices, .*rename this resource/);
+    assert.deepEqual(run.facts.writes, []);
   });
 
-  it('of a write (a compare-and-set race can be): LatticeUnavailable, retried soon', async () => {
-    assert.equal(reasonOf(await runWith({ deploy: storageError(true) })), 'LatticeUnavailable');
-  });
-});
+  for (const [what, failure] of [
+    [
+      'refused by NATS (a user granted only its lattices)',
+      { reason: 'NotPermitted', message: 'NATS refused this service\'s user to publish to "wadm.api.se-hello-world.model.get"' },
+    ],
+    ['failing too (the whole store is down)', { reason: 'StorageError', message: 'Internal storage error' }],
+    ['unanswered', { reason: 'Timeout', message: 'wadm did not answer' }],
+  ] as const) {
+    it(`is LatticeUnavailable, saying what could not be checked, when that list read is ${what}`, async () => {
+      const run = await runWith({ 'read-model': storageError, 'read-list': { kind: 'unavailable', ...failure } });
+      assert.equal(reasonOf(run), 'LatticeUnavailable');
+      assert.equal(run.response.status.conditions!.find((c) => c.type === 'Ready')!.status, 'Unknown');
+      assert.ok(run.response.resyncAfterSeconds! > 0);
+      const message = run.response.status.message!;
+      assert.match(
+        message,
+        /^Cannot reach wadm for lattice "se" \(StorageError\): wadm answered "Internal storage error" reading the key "se-hello-world"/,
+      );
+      assert.ok(
+        message.includes(
+          `whether the key is lattice "se-hello-world"'s list of applications could not be checked (${failure.reason}: ${failure.message})`,
+        ),
+        message,
+      );
+      assert.deepEqual(run.facts.writes, []);
+    });
+  }
 
-describe('which lattices answer (Knowledge)', () => {
-  it('counts a lattice healthy elsewhere only while it answered within the liveness window and after its last storage error', () => {
-    const clock = { now: 1000 };
-    const known = new Knowledge({ capacity: 4, modelTtlMs: 300_000, deployGraceMs: 10_000, livenessMs: 5_000, now: () => clock.now });
-    known.answered('broken');
-    known.storageFailed('broken');
-    assert.equal(known.healthyElsewhere('other'), false, 'a lattice whose last answer was a storage error proves nothing');
-    assert.equal(known.healthyElsewhere('broken'), false, 'not itself');
-    clock.now += 1;
-    known.answered('fine');
-    assert.equal(known.healthyElsewhere('broken'), true);
-    clock.now += 5_000;
-    assert.equal(known.healthyElsewhere('broken'), false, 'older than the liveness window');
+  it('of a write (a compare-and-set race can be): LatticeUnavailable, retried soon, and no list read', async () => {
+    const run = await runWith({ 'read-model': { kind: 'model', model: null }, deploy: storageError });
+    assert.equal(reasonOf(run), 'LatticeUnavailable');
+    assert.ok(!run.actions.some((a) => a.kind === 'read-list'));
   });
 });

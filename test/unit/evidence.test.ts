@@ -86,7 +86,7 @@ function lattice(clock: TestClock) {
     const policy = fromPolicy(parsePolicy('rules: [{namespaces: ["*"], lattices: ["*"]}]'), LATTICE);
     return createHooks({
       lattice: { perform },
-      tenancy: { defaultLattice: LATTICE, allows: (n, l) => policy.allows(n, l) },
+      tenancy: { defaultLattice: LATTICE, rule: 'policy', allows: (n, l) => policy.allows(n, l) },
       budgetMs: 5_000,
       now: clock.now,
       cacheEntries: 8,
@@ -169,7 +169,7 @@ describe('replicas after an edit', () => {
     const anchor = status.deployedAt;
     const down = createHooks({
       lattice: { perform: () => Promise.resolve({ kind: 'unavailable', reason: 'NoResponders', message: 'no responders' }) },
-      tenancy: { defaultLattice: LATTICE, allows: () => true },
+      tenancy: { defaultLattice: LATTICE, rule: 'policy', allows: () => true },
       budgetMs: 5_000,
       now: clock.now,
       cacheEntries: 8,

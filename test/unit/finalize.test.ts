@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { decideFinalize, decideSync } from '../../src/core/decide.js';
 import { callOf } from '../../src/core/application.js';
 import { defaultOnly } from '../../src/core/tenancy.js';
+import { grantFor } from '../../src/lattice/subjects.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 const TENANCY = defaultOnly('default');
@@ -80,6 +81,24 @@ describe('finalize', () => {
     const run = await finalize(lattice, wasmApp().build());
     assert.equal(run.response.finalized, false);
     assert.ok(run.response.resyncAfterSeconds! > 0);
+  });
+
+  it('keeps the finalizer while NATS refuses the lattice, naming what to grant and the way out; Orphan lets go', async () => {
+    const lattice = await deployed();
+    const refused = `NATS refused this service's user to publish to "wadm.api.default.model.versions.hello-world" (permissions violation); grant it ${grantFor('wadm.api', 'default')} (see SECURITY.md)`;
+    lattice.scripted.push({ kind: 'read-model', result: { kind: 'unavailable', reason: 'NotPermitted', message: refused } });
+    const run = await finalize(lattice, wasmApp().build());
+    assert.equal(run.response.finalized, false);
+    assert.equal(run.response.resyncAfterSeconds, 60);
+    assert.equal(run.response.status.conditions![0]!.reason, 'LatticeNotPermitted');
+    assert.equal(
+      run.response.status.message,
+      `Cannot delete in lattice "default": ${refused}; the finalizer stays until that is granted ` +
+        '(to leave the application in wadm instead, set spec.deletionPolicy to Orphan or remove the finalizer by hand); will retry',
+    );
+    assert.ok(lattice.model('hello-world')!.deployed, 'nothing was deleted, nothing let go');
+    const orphaned = await finalize(lattice, wasmApp().with({ deletionPolicy: 'Orphan' }).build());
+    assert.deepEqual([orphaned.actions, orphaned.response.finalized], [[], true]);
   });
 
   it('lets a resource whose name could never reach wadm go at once', async () => {

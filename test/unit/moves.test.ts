@@ -118,6 +118,28 @@ describe('moving an application to another lattice', () => {
     assert.equal(moved.response.status.formerLattices, undefined, 'nothing can be done there: nothing is sent, nothing kept');
   });
 
+  it('keeps a former lattice NATS refuses the service (an ACL mistake must not leak the application there), until it may', async () => {
+    const lattices = new MemoryLattices();
+    const before = await deployedIn(lattices, 'a');
+    const refused = 'NATS refused this service\'s user to publish to "wadm.api.a.model.versions.hello-world" (permissions violation)';
+    lattices.of('a').scripted.push({ kind: 'read-model', result: { kind: 'unavailable', reason: 'NotPermitted', message: refused } });
+    const run = await sync(lattices, app('b'), before);
+    assert.deepEqual(run.response.status.formerLattices, ['a']);
+    assert.ok(run.response.status.message!.includes(`not yet cleaned up in former lattice "a" (NotPermitted): ${refused}; will retry`));
+    assert.ok(lattices.of('a').model('hello-world')!.deployed);
+    // Deleted while still refused there: the finalizer stays, saying what to grant.
+    lattices.of('a').scripted.push({ kind: 'read-model', result: { kind: 'unavailable', reason: 'NotPermitted', message: refused } });
+    const blocked = await finalize(lattices, app('b'), run.response.status);
+    assert.equal(blocked.response.finalized, false);
+    assert.equal(blocked.response.status.conditions![0]!.reason, 'LatticeNotPermitted');
+    assert.deepEqual(blocked.response.status.formerLattices, ['a']);
+    assert.ok(lattices.of('a').model('hello-world')!.deployed);
+    // Granted again: cleaned, and let go.
+    const done = await finalize(lattices, app('b'), blocked.response.status);
+    assert.equal(done.response.finalized, true);
+    assert.equal(lattices.of('a').model('hello-world'), undefined);
+  });
+
   it('forgets a former lattice once the application is back in it', async () => {
     const lattices = new MemoryLattices();
     const inA = await deployedIn(lattices, 'a');

@@ -38,7 +38,12 @@ function stage() {
     policy: fromPolicy(parsePolicy('rules: [{namespaces: ["*"], lattices: ["*"]}]'), LATTICE),
     maxPayloadBytes: 1024 * 1024,
   };
-  const tenancy: Tenancy = { defaultLattice: LATTICE, allows: (n, l) => inputs.policy.allows(n, l), revision: () => inputs.policy };
+  const tenancy: Tenancy = {
+    defaultLattice: LATTICE,
+    rule: 'policy',
+    allows: (n, l) => inputs.policy.allows(n, l),
+    revision: () => inputs.policy,
+  };
   /** As lattice/gateway.ts uses Knowledge: remembered model and status first, every wadm answer noted. */
   const perform = async (lattice: string, name: string, action: Action): Promise<ActionResult> => {
     if (action.kind === 'read-model' && action.lattice === undefined) knowledge.manage(lattice, name);

@@ -233,6 +233,43 @@ describe('ownership', () => {
     const adopted = await sync(lattice, adopting);
     assert.deepEqual(kinds(adopted.actions), ['read-model', 'put', 'deploy']);
   });
+
+  it('takes over what wash deployed as adoption, not as drift: the deploy names the version it adopts', async () => {
+    const lattice = new MemoryLattice();
+    lattice.seed('hello-world', [['v1.0.0', { owner: null, contentHash: null }]], 'v1.0.0');
+    const adopted = await sync(lattice, wasmApp().annotated({ 'core.wasmcloud.com/adopt': 'true' }).build());
+    const deploy = adopted.actions.find((a) => a.kind === 'deploy')!;
+    assert.deepEqual(deploy, { kind: 'deploy', version: adopted.response.status.version, adopting: 'v1.0.0' });
+    assert.doesNotMatch(adopted.response.status.message!, /outside Kubernetes/, 'no drift is reported');
+    assert.equal(adopted.response.status.deployedVersion, adopted.response.status.version);
+  });
+
+  it('calls an unowned version deployed over an adopted application drift', async () => {
+    const lattice = new MemoryLattice();
+    const resource = wasmApp().annotated({ 'core.wasmcloud.com/adopt': 'true' }).build();
+    const ours = manifestOf(resource);
+    lattice.seed(
+      'hello-world',
+      [
+        [ours.version, { owner: 'default/hello-world', contentHash: ours.contentHash }],
+        ['v2.0.0', { owner: null, contentHash: null }],
+      ],
+      'v2.0.0',
+    );
+    const healed = await sync(lattice, resource, { status: { deployedVersion: ours.version } });
+    const deploy = healed.actions.find((a) => a.kind === 'deploy')!;
+    assert.deepEqual(deploy, { kind: 'deploy', version: ours.version, replacing: { deployed: 'v2.0.0' } });
+  });
+
+  it('tells an adopting resource pinned to the version wash put to unpin it, rather than to bump it', async () => {
+    const lattice = new MemoryLattice();
+    lattice.seed('hello-world', [['v1.0.0', { owner: null, contentHash: null }]], 'v1.0.0');
+    const run = await sync(lattice, wasmApp().pinned('v1.0.0').annotated({ 'core.wasmcloud.com/adopt': 'true' }).build());
+    assert.deepEqual(kinds(run.actions), ['read-model'], 'nothing is written');
+    const stalled = run.response.status.conditions!.find((c) => c.type === 'Stalled')!;
+    assert.equal(stalled.reason, 'VersionConflict');
+    assert.match(stalled.message, /was put outside Kubernetes.*remove the pinned version.*convert --adopt/);
+  });
 });
 
 describe('wadm trouble', () => {

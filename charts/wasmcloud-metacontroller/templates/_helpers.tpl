@@ -30,3 +30,16 @@ app.kubernetes.io/name: {{ include "wcm.name" . }}
 
 {{/* The Service's port: 443 once the hooks speak TLS (secure-hooks), 80 otherwise. */}}
 {{- define "wcm.servicePort" -}}{{ ternary 443 80 .Values.hooks.secure.enabled }}{{- end }}
+
+{{/* The lattice policy file, or nothing when there is none (only DEFAULT_LATTICE is allowed):
+     latticePolicy.everyNamespace as a first rule for every namespace ("*"), then latticePolicy.rules. */}}
+{{- define "wcm.latticePolicy" -}}
+{{- $rules := list -}}
+{{- with .Values.latticePolicy.everyNamespace -}}
+{{- $rules = append $rules (dict "namespaces" (list "*") "lattices" .) -}}
+{{- end -}}
+{{- $rules = concat $rules (.Values.latticePolicy.rules | default list) -}}
+{{- if $rules -}}
+{{ dict "rules" $rules | toYaml }}
+{{- end -}}
+{{- end }}

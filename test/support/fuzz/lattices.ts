@@ -15,6 +15,7 @@ export const OPERATIONS: Record<Action['kind'], ModelOperation[]> = {
   'read-version': ['get'],
   'read-status': ['status'],
   'read-key': ['versions'],
+  'read-list': ['get'],
   put: ['put'],
   deploy: ['deploy'],
   undeploy: ['undeploy'],
@@ -50,6 +51,18 @@ export function assertSingleTokens(lattice: string, name: string, action: Action
       tenancy.allows(namespace, lattice),
       `namespace ${show(namespace)} read the index key of lattice ${show(lattice)}, which it may not use`,
     );
+    return;
+  }
+  if (action.kind === 'read-list') {
+    // The list of the lattice named like the application's own key: read only to learn what that
+    // key holds, sent to a lattice the namespace need not be allowed.
+    assert.equal(action.of, `${lattice}-${name}`, "a read-list reads the list of the lattice named like the application's own key only");
+    assert.ok(TOKEN.test(action.of), `lattice ${show(action.of)} reached the Lattice`);
+    assert.ok(
+      tenancy.allows(namespace, lattice),
+      `namespace ${show(namespace)} read the key of lattice ${show(lattice)}, which it may not use`,
+    );
+    assert.ok(Buffer.byteLength(apiSubject('wadm.api', action.of, 'get')) <= MAX_SUBJECT_BYTES, 'a list subject NATS would refuse');
     return;
   }
   assert.ok(TOKEN.test(lattice), `lattice ${show(lattice)} reached the Lattice`);

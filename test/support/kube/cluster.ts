@@ -1,7 +1,11 @@
 // A real control plane for a test file: etcd and kube-apiserver (built by scripts/test-deps.sh) on
 // free loopback ports, with the API server's self-signed serving certificate, a fresh service
-// account key and a static token for kubectl, all in one temp dir. AlwaysAllow: the tests judge
-// the CRD and the API semantics, not RBAC. Nothing listens beyond 127.0.0.1.
+// account key and a static token for kubectl, all in one temp dir. AlwaysAllow by default: most
+// tests judge the CRD and the API semantics, not RBAC. With `rbac`, the API server authorizes with
+// RBAC, each named user gets a token of its own (a kubeconfig user of that name), and
+// kube-controller-manager runs its clusterrole-aggregation controller alone, which fills the
+// built-in admin, edit and view roles from the ClusterRoles labelled for them. Nothing listens
+// beyond 127.0.0.1.
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -27,10 +31,17 @@ export interface KubeCluster {
   kubectl(args: string[], options?: { input?: string }): Promise<KubectlResult>;
   /** Like kubectl(), but throws with stderr unless it exits 0; returns stdout. */
   kubectlOk(args: string[], options?: { input?: string }): Promise<string>;
+  /** Runs helm (HELM_BIN) against this cluster; throws with its output unless it exits 0; returns stdout. */
+  helmOk(args: string[]): Promise<string>;
   stop(): Promise<void>;
 }
 
-export async function startKubeCluster(): Promise<KubeCluster> {
+export interface KubeClusterOptions {
+  /** RBAC instead of AlwaysAllow; these users (no groups) authenticate with tokens of their own. */
+  rbac?: { users: string[] };
+}
+
+export async function startKubeCluster(options: KubeClusterOptions = {}): Promise<KubeCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'kube-test-'));
   const removeDir = removedAtExit(dir);
   const started: ServerProcess[] = [];
@@ -40,7 +51,8 @@ export async function startKubeCluster(): Promise<KubeCluster> {
   };
   try {
     const etcdUrl = await startEtcd(dir, started);
-    const { client, kubeconfig } = await startApiServer(dir, etcdUrl, started);
+    const { client, kubeconfig } = await startApiServer(dir, etcdUrl, started, options.rbac?.users);
+    if (options.rbac) await startRoleAggregation(client, kubeconfig, started);
     const kubectlBin = binaryFrom('KUBECTL_BIN');
     const kubectl = (args: string[], options: { input?: string } = {}) => runKubectl(kubectlBin, kubeconfig, args, options.input);
     return {
@@ -52,6 +64,7 @@ export async function startKubeCluster(): Promise<KubeCluster> {
         if (run.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${run.code}:\n${run.stderr}`);
         return run.stdout;
       },
+      helmOk: (args) => runHelm(kubeconfig, args),
       stop,
     };
   } catch (error) {
@@ -96,13 +109,20 @@ async function startEtcd(dir: string, started: ServerProcess[]): Promise<string>
   return clientUrl;
 }
 
-async function startApiServer(dir: string, etcdUrl: string, started: ServerProcess[]): Promise<{ client: KubeClient; kubeconfig: string }> {
+async function startApiServer(
+  dir: string,
+  etcdUrl: string,
+  started: ServerProcess[],
+  rbacUsers: string[] | undefined,
+): Promise<{ client: KubeClient; kubeconfig: string }> {
   const port = await freePort();
   const token = randomBytes(24).toString('hex');
+  const users = (rbacUsers ?? []).map((name) => ({ name, token: randomBytes(24).toString('hex') }));
   const serviceAccountKey = generateKeyPairSync('rsa', { modulusLength: 2048 });
   writeFileSync(join(dir, 'sa.key'), serviceAccountKey.privateKey.export({ type: 'pkcs8', format: 'pem' }));
   writeFileSync(join(dir, 'sa.pub'), serviceAccountKey.publicKey.export({ type: 'spki', format: 'pem' }));
-  writeFileSync(join(dir, 'tokens.csv'), `${token},test-admin,test-admin,"system:masters"\n`);
+  const tokens = [`${token},test-admin,test-admin,"system:masters"`, ...users.map((u) => `${u.token},${u.name},${u.name}`)];
+  writeFileSync(join(dir, 'tokens.csv'), `${tokens.join('\n')}\n`);
   const apiServer = startProcess('kube-apiserver', binaryFrom('KUBE_APISERVER_BIN'), [
     `--etcd-servers=${etcdUrl}`,
     '--bind-address=127.0.0.1',
@@ -112,7 +132,7 @@ async function startApiServer(dir: string, etcdUrl: string, started: ServerProce
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
     `--service-account-key-file=${join(dir, 'sa.pub')}`,
     `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
-    '--authorization-mode=AlwaysAllow',
+    `--authorization-mode=${rbacUsers ? 'RBAC' : 'AlwaysAllow'}`,
     `--token-auth-file=${join(dir, 'tokens.csv')}`,
     '--service-cluster-ip-range=10.0.0.0/24',
     '--enable-priority-and-fairness=false',
@@ -143,12 +163,34 @@ async function startApiServer(dir: string, etcdUrl: string, started: ServerProce
       apiVersion: 'v1',
       kind: 'Config',
       clusters: [{ name: 'test', cluster: { server: url, 'certificate-authority': caFile } }],
-      users: [{ name: 'test-admin', user: { token } }],
+      users: [{ name: 'test-admin', user: { token } }, ...users.map((u) => ({ name: u.name, user: { token: u.token } }))],
       contexts: [{ name: 'test', context: { cluster: 'test', user: 'test-admin', namespace: 'default' } }],
       'current-context': 'test',
     }),
   );
   return { client: client!, kubeconfig };
+}
+
+/** kube-controller-manager with the clusterrole-aggregation controller alone, as test-admin; ready
+ *  once it has filled the built-in `view` role, which the API server creates empty. */
+async function startRoleAggregation(client: KubeClient, kubeconfig: string, started: ServerProcess[]): Promise<void> {
+  const controllerManager = startProcess('kube-controller-manager', binaryFrom('KUBE_CONTROLLER_MANAGER_BIN'), [
+    `--kubeconfig=${kubeconfig}`,
+    '--controllers=clusterrole-aggregation',
+    '--use-service-account-credentials=false',
+    '--leader-elect=false',
+    '--secure-port=0',
+    '--v=0',
+  ]);
+  started.push(controllerManager);
+  await untilReady(
+    controllerManager,
+    async () => {
+      const view = await client.request('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/view');
+      return view.status === 200 && ((view.body as { rules?: unknown[] }).rules?.length ?? 0) > 0;
+    },
+    START_TIMEOUT_MS,
+  );
 }
 
 function runKubectl(binary: string, kubeconfig: string, args: string[], input?: string): Promise<KubectlResult> {
@@ -160,5 +202,17 @@ function runKubectl(binary: string, kubeconfig: string, args: string[], input?: 
       resolve({ code, stdout, stderr });
     });
     if (input !== undefined) child.stdin!.end(input);
+  });
+}
+
+function runHelm(kubeconfig: string, args: string[]): Promise<string> {
+  return new Promise((done, fail) => {
+    execFile(
+      binaryFrom('HELM_BIN'),
+      [...args, '--kubeconfig', kubeconfig],
+      // HOME points into nothing of the user's: helm keeps its cache and repositories under it.
+      { env: { PATH: process.env['PATH'] ?? '', HOME: join(kubeconfig, '..') }, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => (error ? fail(new Error(`helm ${args.join(' ')} failed:\n${stdout}${stderr}`)) : done(stdout)),
+    );
   });
 }
