@@ -47,16 +47,11 @@ finish() {
   engine_cleanup "$status"
 }
 trap finish EXIT
-port=$(node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })")
-mkdir -p "$SCRATCH/blobs"
-"$CRANE_BIN" registry serve --address "127.0.0.1:$port" --disk "$SCRATCH/blobs" >"$SCRATCH/registry.log" 2>&1 &
-registry_pid=$!
-for _ in $(seq 100); do "$CRANE_BIN" catalog --insecure "127.0.0.1:$port" >/dev/null 2>&1 && break; sleep 0.1; done
-"$CRANE_BIN" catalog --insecure "127.0.0.1:$port" >/dev/null || { tail_log "$SCRATCH/registry.log"; die "the registry did not start"; }
-REGISTRY=127.0.0.1:$port/wasmcloud-metacontroller
+registry_up "$SCRATCH"
+REGISTRY=$REGISTRY_ADDRESS/wasmcloud-metacontroller
 export COSIGN_PASSWORD=''
 (cd "$SCRATCH" && "$COSIGN_BIN" generate-key-pair --output-key-prefix cosign >/dev/null 2>&1) || die "cosign generate-key-pair failed"
-say "registry on 127.0.0.1:$port, a key pair of this run"
+say "registry on $REGISTRY_ADDRESS, a key pair of this run"
 
 # --- the release ------------------------------------------------------------------------------------
 version=$(node -p "require('./package.json').version")
@@ -69,7 +64,7 @@ release_seconds=$((($(now_ms) - start) / 1000))
 # The workflow's path: a release of an image given as an OCI layout (here, the first release's).
 mkdir "$SCRATCH/layout"
 tar -xf "$SCRATCH/release/wasmcloud-metacontroller-$version-image.oci.tar" -C "$SCRATCH/layout"
-bash scripts/release.sh "$version" --registry "127.0.0.1:$port/from-layout" --out "$SCRATCH/release-from-layout" \
+bash scripts/release.sh "$version" --registry "$REGISTRY_ADDRESS/from-layout" --out "$SCRATCH/release-from-layout" \
   --key "$SCRATCH/cosign.key" --image "$SCRATCH/layout" --plain-http "${dirty[@]}"
 
 # --- the checks, on an engine of our own ----------------------------------------------------------

@@ -13,8 +13,6 @@
 # Usage: scripts/release-tools.sh     (prints the env file's lines last)
 set -euo pipefail
 
-CRANE_MODULE=github.com/google/go-containerregistry/cmd/crane
-CRANE_VERSION=v0.22.1
 COSIGN_MODULE=github.com/sigstore/cosign/v3/cmd/cosign
 COSIGN_VERSION=v3.1.3
 SYFT_MODULE=github.com/anchore/syft/cmd/syft
@@ -28,7 +26,7 @@ BIN_DIR=$CACHE_DIR/bin
 ENV_FILE=$CACHE_DIR/release-tools.env
 
 die() { echo "release-tools: $*" >&2; exit 1; }
-# now_ms, elapsed, go_tool_install and the helm pin.
+# now_ms, elapsed, go_tool_install and the pins of helm and crane.
 # shellcheck source=scripts/lib/go-install.sh
 . "$ROOT/scripts/lib/go-install.sh"
 
@@ -37,7 +35,7 @@ mkdir -p "$BIN_DIR"
 exec 7>"$CACHE_DIR/release-tools.lock"
 flock 7 # concurrent runs share the cache
 
-go_tool_install crane "$BIN_DIR/crane" "$CRANE_MODULE" "$CRANE_VERSION" "about 40 seconds"
+go_tool_install crane "$BIN_DIR/crane" "$CRANE_MODULE" "$CRANE_VERSION" "$CRANE_FIRST_INSTALL"
 go_tool_install cosign "$BIN_DIR/cosign" "$COSIGN_MODULE" "$COSIGN_VERSION" "about 7.5 minutes"
 go_tool_install syft "$BIN_DIR/syft" "$SYFT_MODULE" "$SYFT_VERSION" "about 8.5 minutes"
 go_tool_install kustomize "$BIN_DIR/kustomize" "$KUSTOMIZE_MODULE" "$KUSTOMIZE_VERSION" "about 1 minute"

@@ -11,8 +11,8 @@
 #
 # Usage: scripts/test-deps.sh                install/build what is missing or outdated
 #        scripts/test-deps.sh --check        only verify; exit 1 with the command to run if not ready
-#        scripts/test-deps.sh --nats-server  only nats-server (for scripts/image-test.sh); prints its path last
-#        scripts/test-deps.sh --demo         only nats-server and wadm (for `npm run demo`); prints
+#        scripts/test-deps.sh --nats-server  only nats-server; prints its path last
+#        scripts/test-deps.sh --demo         only nats-server and wadm (for `npm run demo` and the image tier); prints
 #                                            NATS_SERVER_BIN=... and WADM_BIN=... last
 #
 # Needs Go, cargo (rustup stable), a C compiler (for `ring`) and apt-get. Safe to run from any

@@ -1,4 +1,4 @@
-# Sourced by scripts/image-test.sh and scripts/release-test.sh: a Docker engine of their own,
+# Sourced by scripts/image-test.sh, scripts/release-test.sh and scripts/image-engine.sh: a Docker engine of their own,
 # Debian's docker.io started with its own data root, state dir, socket and an empty daemon.json;
 # no bridge, no iptables, no forwarding or masquerading, so the host's network is left untouched
 # (containers use host networking on loopback only).
@@ -46,9 +46,11 @@ install_packages() {
 
 docker() { DOCKER_CONFIG=$WORK/client DOCKER_BUILDKIT=0 "$DOCKER" -H "unix://$SOCKET" "$@"; }
 
-# Mounts left under a directory (an interrupted debootstrap or engine), deepest first.
+# Mounts left under a directory (an interrupted debootstrap or engine), deepest first; the kernel
+# lists them by their real path, so a directory reached through a symlink is resolved first.
 unmount_under() {
-  local dir=$1 mounts
+  local dir mounts
+  dir=$(realpath -m -- "$1")
   mounts=$(awk -v d="$dir/" 'index($2 "/", d) == 1 { print $2 }' /proc/self/mounts | sort -r)
   [[ -z $mounts ]] || xargs -r -n 1 umount -l <<<"$mounts"
 }
@@ -91,6 +93,20 @@ engine_cleanup() {
   rm -rf --one-file-system "$RUN_DIR" "$WORK/rootfs" "$WORK/context"
   say >&9 "cleaned up ($(elapsed "$start")); $WORK holds $(du -sh --one-file-system "$WORK" | cut -f1); total $(elapsed "$total_start")"
   exit "$status"
+}
+
+# A registry on a free loopback port, `crane registry serve` (CRANE_BIN) with its blobs and log in
+# DIR: sets registry_pid, for the caller to stop, and REGISTRY_ADDRESS (127.0.0.1:PORT). Docker
+# pushes to and pulls from it over plain HTTP without being told to (a loopback address).
+registry_up() { # DIR
+  local port
+  port=$(node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })")
+  mkdir -p "$1/blobs"
+  "$CRANE_BIN" registry serve --address "127.0.0.1:$port" --disk "$1/blobs" >"$1/registry.log" 2>&1 &
+  registry_pid=$!
+  for _ in $(seq 100); do "$CRANE_BIN" catalog --insecure "127.0.0.1:$port" >/dev/null 2>&1 && break; sleep 0.1; done
+  "$CRANE_BIN" catalog --insecure "127.0.0.1:$port" >/dev/null || { tail_log "$1/registry.log"; die "the registry did not start"; }
+  REGISTRY_ADDRESS=127.0.0.1:$port
 }
 
 # Takes the work dir's lock (one engine per work dir), installs the packages if missing, starts

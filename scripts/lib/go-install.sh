@@ -1,11 +1,17 @@
-# Shared by scripts/test-deps.sh, scripts/nats-matrix.sh and scripts/release-tools.sh (sourced, not
-# run): Go programs installed from the Go module proxy with `go install`, pinned and cached in
-# $BIN_DIR with a stamp. The sourcing script sets BIN_DIR and CACHE_DIR and defines die.
+# Shared by scripts/test-deps.sh, scripts/nats-matrix.sh, scripts/release-tools.sh and
+# scripts/image-engine.sh (sourced, not run): Go programs installed from the Go module proxy with
+# `go install`, pinned and cached in $BIN_DIR with a stamp. The sourcing script sets BIN_DIR and
+# CACHE_DIR and defines die.
 # shellcheck shell=bash
 
 # Pins of the tools both the tests and the release use.
 HELM_MODULE=helm.sh/helm/v3/cmd/helm
 HELM_VERSION=v3.22.0
+# crane: the release pushes with it; its `registry serve` is the registry on loopback of the
+# release tier and of npm test's README install (scripts/image-engine.sh).
+CRANE_MODULE=github.com/google/go-containerregistry/cmd/crane
+CRANE_VERSION=v0.22.1
+CRANE_FIRST_INSTALL="about 40 seconds"
 
 now_ms() { date +%s%3N; }
 elapsed() { local ms=$(($(now_ms) - $1)); printf '%d.%01ds' $((ms / 1000)) $((ms % 1000 / 100)); }

@@ -1,16 +1,22 @@
 // The image tier's checks, run by scripts/image-test.sh against the image it has just built from
 // the Dockerfile, on the Docker engine it started (IMAGE_TEST_* variables). Not a *.test.ts file:
-// `npm test` has no engine. The container runs as manifests/deployment.yaml runs the pod: its
-// user and group, read-only root filesystem, no capabilities, no privilege escalation, the
-// ConfigMap's variables; only PORT, HOST and NATS_URL differ, for host networking on loopback.
+// it runs in the tier's script, which starts the engine. The container runs as
+// manifests/deployment.yaml runs the pod: its user and group, read-only root filesystem, no
+// capabilities, no privilege escalation, the ConfigMap's variables; only PORT, HOST and NATS_URL
+// differ, for host networking on loopback. The command line's two forms of docs/cli.md run against
+// it with a real nats-server and the real wadm.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import yaml from 'js-yaml';
+import { markedBlock, runBlock, substituted } from '../support/doc-blocks.js';
+import { startLattice, WADM_STALL_TOLERANT_MS, type SimulatedLattice } from '../support/host-sim.js';
+import { condition, metacontrollerFor } from '../support/metacontroller.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 import { freePort } from '../support/ports.js';
 import { wasmApp, hookRequest } from '../support/resources.js';
+import { startWadm, type WadmProcess } from '../support/wadm.js';
 import { until } from '../support/wait.js';
 import {
   docker,
@@ -44,6 +50,8 @@ async function waitForStatus(url: string, expected: number): Promise<void> {
 describe('the image, run as the Deployment runs it', () => {
   const name = `image-test-${process.pid}`;
   let nats: NatsServer;
+  let wadm: WadmProcess | undefined;
+  let sim: SimulatedLattice | undefined;
   let base: string;
 
   before(async () => {
@@ -58,6 +66,8 @@ describe('the image, run as the Deployment runs it', () => {
   });
   after(async () => {
     docker(['rm', '-f', name]);
+    await sim?.stop();
+    await wadm?.stop();
     await nats.dispose();
   });
 
@@ -170,6 +180,58 @@ describe('the image, run as the Deployment runs it', () => {
       invalid.stdout,
       /^-: WasmCloudApplication default\/hello-world: \S+: link target "missing" is not a component of this application\n$/,
     );
+  });
+
+  it('deploys an application through its hooks once wadm and a host are on the lattice', async () => {
+    wadm = await startWadm(nats.url);
+    sim = await startLattice({ servers: nats.url, hosts: [{ labels: {} }], heartbeatMs: 500, waitForWadm: true });
+    const mc = metacontrollerFor(base);
+    mc.apply(yaml.load(read('examples/apps/hello-world.yaml')) as never);
+    await mc.waitFor('default', 'hello-world', (obj) => condition(obj, 'Ready')?.status === 'True', {
+      timeoutMs: WADM_STALL_TOLERANT_MS,
+      intervalMs: 200,
+    });
+  });
+
+  /** What `status hello-world --lattice default` prints for the application deployed above. */
+  function assertStatusPrinted(printed: string): void {
+    const shown = yaml.load(printed) as Obj;
+    assert.equal(shown['owner'], 'default/hello-world');
+    assert.equal(shown['status'].phase, 'Deployed');
+    assert.equal((shown['status'].conditions as Obj[]).find((c) => c['type'] === 'Ready')?.['status'], 'True');
+    assert.ok((shown['versions'] as string[]).includes(shown['status'].deployedVersion), printed);
+  }
+
+  it("runs docs/cli.md's `kubectl exec` command line in the running container, with the service's NATS settings", () => {
+    // No kubelet here: `kubectl exec` has the kubelet start the argv after `--` in the pod's
+    // container, as a new process with the container's environment, user and working directory,
+    // which is what `docker exec` does with this container, run as the Deployment runs its pod.
+    const line = markedBlock('docs/cli.md', 'cli-in-the-pod').trim();
+    const [kubectl, argv] = line.split(' -- ');
+    const ns = deployment()['metadata'].namespace as string;
+    assert.equal(kubectl, `kubectl exec -n ${ns} deploy/${deployment()['metadata'].name}`, 'the installed Deployment');
+    const exec = docker(['exec', name, ...argv!.split(' ')]);
+    assert.equal(exec.code, 0, exec.stderr);
+    assertStatusPrinted(exec.stdout);
+  });
+
+  it("runs docs/cli.md's `docker run` command line, the image with NATS_URL given", async () => {
+    const block = substituted(markedBlock('docs/cli.md', 'cli-from-the-image'), [
+      // This engine has no bridge network: containers share the host's loopback.
+      { from: 'docker run --rm ', to: 'docker run --rm --network host ', why: 'no bridge network on the test engine' },
+      { from: /-e NATS_URL=\S+/, to: `-e NATS_URL=${nats.url}`, why: "the test's nats-server" },
+    ]);
+    const run = runBlock(block, {
+      cwd: ROOT,
+      env: {
+        IMAGE,
+        DOCKER_HOST: `unix://${required('IMAGE_TEST_SOCKET')}`,
+        PATH: `${dirname(required('IMAGE_TEST_DOCKER'))}:${process.env['PATH']}`,
+      },
+    });
+    const { code, stdout, output } = await run.done;
+    assert.equal(code, 0, output);
+    assertStatusPrinted(stdout);
   });
 
   it("stops with exit 0 on SIGTERM within the Deployment's grace period, after its shutdown delay", (t) => {

@@ -108,6 +108,18 @@ describe('LICENSE and CHANGELOG.md', () => {
   });
 });
 
+describe("CHANGELOG.md's links", () => {
+  it('name the commit of a version that was never tagged (its fixture says which), not a tag that does not exist', () => {
+    const changelog = read('CHANGELOG.md');
+    const link = (section: string) => new RegExp(`^\\[${section.replaceAll('.', '\\.')}\\]: (\\S+)$`, 'm').exec(changelog)?.[1];
+    const fixture = JSON.parse(read('test/fixtures/releases/0.1.0/release.json')) as { commit: string; why: string };
+    assert.match(fixture.why, /There is no tag v0\.1\.0/);
+    const repository = 'https://github.com/wasmcloud-metacontroller/wasmcloud-metacontroller';
+    assert.equal(link('0.1.0'), `${repository}/tree/${fixture.commit}`);
+    assert.doesNotMatch(changelog, /\bv0\.1\.0\b/, 'no link to the tag v0.1.0 (compare/v0.1.0... or releases/tag/v0.1.0)');
+  });
+});
+
 describe('scripts/release-notes.sh', () => {
   const notes = (version: string) => spawnSync('bash', [resolve(ROOT, 'scripts/release-notes.sh'), version], { encoding: 'utf8' });
 

@@ -7,27 +7,25 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { docker, environmentFlags, required, securityFlags, statusOf, type Obj } from '../support/container.js';
+import { docker, required, type Obj } from '../support/container.js';
+import { markedBlock, runBlock, substituted } from '../support/doc-blocks.js';
+import { runInstalled } from '../support/installed.js';
 import { startKubeCluster, type KubeCluster } from '../support/kube/cluster.js';
 import { applyCrds, CRD_NAME } from '../support/kube/crd.js';
 import { startLattice, WADM_STALL_TOLERANT_MS, type SimulatedLattice } from '../support/host-sim.js';
-import { condition, FakeMetacontroller, WASMCLOUD_APPLICATIONS } from '../support/metacontroller.js';
-import { KubeParentStore } from '../support/metacontroller/kube-parent-store.js';
+import { condition, type FakeMetacontroller } from '../support/metacontroller.js';
+import type { KubeParentStore } from '../support/metacontroller/kube-parent-store.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
-import { freePort } from '../support/ports.js';
 import { wasmApp } from '../support/resources.js';
 import { startWadm, type WadmProcess } from '../support/wadm.js';
-import { until } from '../support/wait.js';
-import { PLURAL } from '../../src/schema/crd.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DIR = required('RELEASE_DIR');
 const REGISTRY = required('RELEASE_REGISTRY');
 const PUBLIC_KEY = required('COSIGN_PUB');
-const WAIT_MS = 120_000; // for states, on 2 shared cores
 const release = Object.fromEntries(
   readFileSync(join(DIR, 'release.env'), 'utf8')
     .trim()
@@ -45,6 +43,45 @@ function run(command: string, args: string[], env: Record<string, string> = {}) 
 const verify = (dir: string, key = PUBLIC_KEY) =>
   run('bash', [resolve(ROOT, 'scripts/release-verify.sh'), dir, '--key', key, '--plain-http']);
 const crane = (...args: string[]) => run(required('CRANE_BIN'), ['--insecure', ...args]);
+/**
+ * The commands of a page for a release, as this tier runs them (test/support/doc-blocks.ts), each
+ * change asserted to find its text on the page once. The release is signed with this run's key
+ * pair, not keyless by the workflow: `IDENTITY` holds `--key` and the public key (offline, so no
+ * transparency log) instead of the workflow's certificate identity. Its registry is on loopback in
+ * place of ghcr.io, over plain HTTP: crane gets `--insecure`, and cosign's registry commands
+ * `--allow-http-registry`, from the functions put before the page's lines.
+ */
+function releaseLines(file: string, marker: string): string {
+  const lines = substituted(markedBlock(file, marker), [
+    {
+      from: /^IDENTITY=\([\s\S]*?\)$/,
+      to: 'IDENTITY=(--key "$COSIGN_PUB" --insecure-ignore-tlog=true)',
+      why: "signed with the run's key pair, not keyless",
+    },
+    ...['REPOSITORY=', 'CHART=']
+      .filter((setting) => markedBlock(file, marker).includes(`\n${setting}ghcr.io/`))
+      .map((setting) => ({
+        from: `${setting}ghcr.io/wasmcloud-metacontroller/`,
+        to: `${setting}${REGISTRY}/`,
+        why: 'the registry on loopback',
+      })),
+  ]);
+  const plainHttp = [
+    'crane() { "$CRANE_BIN" --insecure "$@"; }',
+    'cosign() { case $1 in verify | verify-attestation) "$COSIGN_BIN" "$1" --allow-http-registry "${@:2}" ;; *) "$COSIGN_BIN" "$@" ;; esac; }',
+  ];
+  return `${plainHttp.join('\n')}\n${lines}`;
+}
+const readmeReleaseLines = () =>
+  substituted(releaseLines('README.md', 'install-release'), [
+    { from: /^V=.*$/, to: `V=${release.VERSION}`, why: 'the version this tier released' },
+    {
+      from: 'gh release download "v$V" -R wasmcloud-metacontroller/wasmcloud-metacontroller -D "release-$V"',
+      to: 'cp -r "$RELEASE_DIR" "release-$V"',
+      why: 'no GitHub here: the release this tier made',
+    },
+  ]);
+
 /** A copy of the release to tamper with. */
 function copyOfRelease(name: string): string {
   const copy = join(scratch, name);
@@ -118,6 +155,28 @@ describe('a release, verified as a user verifies it', () => {
   });
 });
 
+describe("the pages' commands for a release, run as written", () => {
+  it("verify it with cosign and crane alone, as docs/install.md's Verify a release shows", async () => {
+    const run = runBlock(releaseLines('docs/install.md', 'verify-release'), {
+      cwd: copyOfRelease('verify-by-hand'),
+      env: { V: release.VERSION },
+    });
+    const { code, output } = await run.done;
+    assert.equal(code, 0, output);
+    assert.match(output, /^install\.yaml: OK$/m);
+  });
+
+  it('stop at the checksums when a signed file is changed', async () => {
+    const copy = copyOfRelease('verify-by-hand-changed');
+    writeFileSync(join(copy, 'install.yaml'), `${readFileSync(join(copy, 'install.yaml'), 'utf8')}# changed\n`);
+    const run = runBlock(releaseLines('docs/install.md', 'verify-release'), { cwd: copy, env: { V: release.VERSION } });
+    const { code, output } = await run.done;
+    assert.notEqual(code, 0);
+    assert.match(output, /^install\.yaml: FAILED$/m);
+    assert.doesNotMatch(output, /\+ cosign verify-blob .* install\.yaml$/m, 'nothing runs after the failed check');
+  });
+});
+
 describe("a release of an image given as an OCI layout, as the workflow gives buildx's", () => {
   it('pushes that very image (the same digest), and verifies', () => {
     const dir = required('RELEASE_FROM_LAYOUT_DIR');
@@ -172,55 +231,15 @@ after(async () => {
   await nats?.dispose();
 });
 
-async function getJson(kube: KubeCluster, ...args: string[]): Promise<Obj> {
-  return JSON.parse(await kube.kubectlOk(['get', ...args, '-o', 'json'])) as Obj;
-}
-
-/**
- * Runs the installed Deployment's image as its pod would run (securityContext, the ConfigMap's
- * variables; only PORT, HOST and NATS_URL differ, for loopback), and returns the emulator driving
- * it through the installed CompositeController's hooks, which must reach it through the installed Service.
- */
+/** Runs the installed Deployment's image as its pod would (test/support/installed.ts) against this lattice's NATS. */
 async function serveInstalled(kube: KubeCluster, name: string): Promise<FakeMetacontroller<KubeParentStore>> {
-  const [controller] = (await getJson(kube, 'compositecontrollers'))['items'] as Obj[];
-  assert.ok(controller, 'a CompositeController is installed');
-  const hooks = controller['spec'].hooks as Record<'sync' | 'finalize', Obj>;
-  const service = hooks.sync['webhook'].service as Obj;
-  const installedService = await getJson(kube, 'service', '-n', service['namespace'], service['name']);
-  const port = (installedService['spec'].ports as Obj[]).find((p) => p['port'] === service['port']);
-  assert.ok(port, `the Service has the hooks' port ${service['port']}`);
-  const deployment = await getJson(kube, 'deployment', '-n', service['namespace'], '-l', 'app.kubernetes.io/name=wasmcloud-metacontroller');
-  const [installed] = deployment['items'] as Obj[];
-  const container = installed!['spec'].template.spec.containers[0] as Obj;
-  // install.yaml pins REPOSITORY@DIGEST, the chart REPOSITORY:VERSION@DIGEST: the digest decides.
-  assert.equal(
-    String(container['image']).replace(`:${release.VERSION}@`, '@'),
-    release.IMAGE,
-    'the Deployment runs the released image by digest',
-  );
-  assert.ok(
-    (container['ports'] as Obj[]).some((p) => p['name'] === port['targetPort'] || p['containerPort'] === port['targetPort']),
-    "the Service's targetPort is the container's",
-  );
-  const [configMap] = (container['envFrom'] as Obj[]).map((e) => e['configMapRef'].name as string);
-  const variables = (await getJson(kube, 'configmap', '-n', service['namespace'], configMap!))['data'] as Record<string, string>;
-  const listen = await freePort();
-  const env = environmentFlags(variables, { PORT: String(listen), HOST: '127.0.0.1', NATS_URL: nats.url });
-  const started = docker(['run', '-d', '--name', name, '--network', 'host', ...securityFlags(installed!), ...env, release.IMAGE]);
-  assert.equal(started.code, 0, started.stderr);
-  const base = `http://127.0.0.1:${listen}`;
-  await until(async () => (await statusOf(`${base}/readyz`)) === 200, {
-    what: `${base}/readyz answers 200`,
-    timeoutMs: WAIT_MS,
-    intervalMs: 200,
+  const { metacontroller } = await runInstalled(kube, name, {
+    overrides: { NATS_URL: nats.url },
+    // install.yaml pins REPOSITORY@DIGEST, the chart REPOSITORY:VERSION@DIGEST: the digest decides.
+    checkImage: (image) =>
+      assert.equal(image.replace(`:${release.VERSION}@`, '@'), release.IMAGE, 'the Deployment runs the released image by digest'),
   });
-  const resource = { ...WASMCLOUD_APPLICATIONS, plural: PLURAL };
-  return new FakeMetacontroller({
-    syncUrl: `${base}${hooks.sync['webhook'].path}`,
-    finalizeUrl: `${base}${hooks.finalize['webhook'].path}`,
-    resource,
-    api: new KubeParentStore(kube.client, resource),
-  });
+  return metacontroller;
 }
 
 /** Creates an application and drives it until Ready, as Metacontroller would. */
@@ -250,9 +269,20 @@ describe('installed, the release serves the emulator’s hook calls', () => {
     return kube;
   }
 
-  it('from install.yaml, with kubectl apply', async () => {
+  it("from install.yaml, with README.md's lines for a release: verified, then kubectl apply", async () => {
     const cluster = await freshCluster();
-    await cluster.kubectlOk(['apply', '-f', join(DIR, 'install.yaml')]);
+    const dir = join(scratch, 'readme-release');
+    mkdirSync(dir);
+    const bin = join(scratch, 'readme-bin');
+    mkdirSync(bin);
+    symlinkSync(required('KUBECTL_BIN'), join(bin, 'kubectl'));
+    const run = runBlock(readmeReleaseLines(), {
+      cwd: dir,
+      env: { PATH: `${bin}:${process.env['PATH']}`, KUBECONFIG: cluster.kubeconfig, HOME: scratch },
+    });
+    const { code, output } = await run.done;
+    assert.equal(code, 0, output);
+    assert.match(output, /^deployment\.apps\/wasmcloud-metacontroller created$/m);
     containers.push(`release-install-${process.pid}`);
     await deploysAnApplication(cluster, await serveInstalled(cluster, containers.at(-1)!), 'from-install-yaml');
   });
