@@ -1,7 +1,7 @@
 // Installing as docs/install.md says, on a real API server with RBAC on (kube-controller-manager's
 // clusterrole-aggregation controller beside it, as in every cluster): the commands of "Connect to
 // your lattice" run as shown (the checkout's chart for the registry's), each storing the settings
-// of its file where they are read; a change of lattice.yaml rolls the pods; the commands of
+// of its file where they are read, and rolling the pods on a change; the commands of
 // "Access for your users" and the aggregated roles let an `edit` binding create applications and a
 // `view` binding only read them; docs/operations.md's examples/monitoring applies. Metacontroller,
 // cert-manager and the Prometheus Operator are not running: their kinds are there, open.
@@ -52,8 +52,14 @@ async function installed(): Promise<Obj[]> {
   return (JSON.parse(list) as { items: Obj[] }).items;
 }
 
+/** The Deployment's generation: it grows when its pod template changes, which rolls the pods. */
+async function generation(): Promise<number> {
+  const deployment = await kube.kubectlOk(['get', 'deployment', 'wasmcloud-metacontroller', '-n', NAMESPACE, '-o', 'json']);
+  return (JSON.parse(deployment) as Obj)['metadata'].generation as number;
+}
+
 describe('docs/install.md, Connect to your lattice, on a real API server', () => {
-  it('helm install with values.yaml stores its settings where they are read', async () => {
+  it('helm install with values.yaml stores its settings where they are read; helm upgrade with a change rolls the pods', async () => {
     const [install] = commandsOf('docs/install.md', '## Connect to your lattice', 'helm');
     assert.ok(install?.[0] === 'install', 'the section shows a helm install');
     const args = install
@@ -66,6 +72,11 @@ describe('docs/install.md, Connect to your lattice, on a real API server', () =>
         connectionOf(renderOverlay(() => {})),
         'the settings of values.yaml, as lattice.yaml has them',
       );
+      const first = await generation();
+      const upgrade = ['upgrade', ...args.slice(1).filter((word) => word !== '--create-namespace')];
+      await kube.helmOk([...upgrade, '--set', 'config.natsUrl=nats://nats.elsewhere.svc:4222']);
+      assert.equal(connectionOf(await installed()).natsUrl, 'nats://nats.elsewhere.svc:4222');
+      assert.equal(await generation(), first + 1, 'a new pod template: the pods roll');
     } finally {
       await kube.helmOk(['uninstall', 'wasmcloud-metacontroller', '--namespace', NAMESPACE, '--wait=false']);
     }
@@ -77,14 +88,11 @@ describe('docs/install.md, Connect to your lattice, on a real API server', () =>
     await kube.kubectlOk(['apply', '-k', resolve(ROOT, apply[2]!)]);
     assert.deepEqual(connectionOf(await installed()), connectionOf(renderOverlay(() => {})));
 
-    const generation = async () =>
-      JSON.parse(await kube.kubectlOk(['get', 'deployment', 'wasmcloud-metacontroller', '-n', NAMESPACE, '-o', 'json']))['metadata']
-        .generation as number;
-    const before = await generation();
+    const first = await generation();
     const changed = renderOverlay((lattice) => (lattice['config'].natsUrl = 'nats://nats.elsewhere.svc:4222'));
     await kube.kubectlOk(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: changed }) });
     assert.equal(connectionOf(await installed()).natsUrl, 'nats://nats.elsewhere.svc:4222');
-    assert.equal(await generation(), before + 1, 'a new pod template: the pods roll');
+    assert.equal(await generation(), first + 1, 'a new pod template: the pods roll');
   });
 });
 
