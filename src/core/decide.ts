@@ -212,6 +212,10 @@ function previousDeployed(previousStatus: unknown): string | undefined {
 function drift(app: ValidApplication, model: ModelFacts, previousStatus: unknown): Drift | undefined {
   const deployed = model.deployedVersion;
   if (deployed !== null && model.known[deployed]!.owner !== app.owner) return { deployed };
+  // A status of another lattice says nothing of this one: the first deploy after a move is the
+  // move, not a change made outside Kubernetes.
+  const previousLattice = (previousStatus as { lattice?: unknown } | null | undefined)?.lattice;
+  if (typeof previousLattice === 'string' && previousLattice !== app.lattice) return undefined;
   return previousDeployed(previousStatus) === app.manifest.version ? { deployed } : undefined;
 }
 

@@ -55,6 +55,16 @@ describe('moving an application to another lattice', () => {
     assert.match(run.response.status.message!, /; deleted the application in former lattice "a"$/);
   });
 
+  it('is not drift: the deploy in the new lattice replaces nothing and says nothing of changes outside Kubernetes', async () => {
+    const lattices = new MemoryLattices();
+    const before = await deployedIn(lattices, 'a');
+    lattices.performed.length = 0;
+    const run = await sync(lattices, app('b'), before);
+    const deploy = lattices.performed.find(({ lattice, action }) => lattice === 'b' && action.kind === 'deploy')!.action;
+    assert.deepEqual(deploy, { kind: 'deploy', version: run.response.status.version });
+    assert.doesNotMatch(run.response.status.message!, /outside Kubernetes/);
+  });
+
   it('undeploys in the old lattice and keeps its versions (Orphan)', async () => {
     const lattices = new MemoryLattices();
     const before = await deployedIn(lattices, 'a', { deletionPolicy: 'Orphan' });
