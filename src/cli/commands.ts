@@ -43,15 +43,12 @@ export function convert(file: string, options: Options & { namespaceGiven: boole
   const notes: string[] = [];
   const namespace = options.namespaceGiven ? options.namespace : undefined;
   for (const doc of readAll(file)) {
-    let resource = convertManifest(doc.value as object, namespace);
-    if (options.adoptIn !== undefined) {
-      const adopting = adoptingResource(doc.value as object, namespace, options.adoptIn);
-      resource = adopting.resource;
-      if (adopting.unpinned !== undefined)
-        notes.push(
-          `${doc.where}: not pinned to version "${adopting.unpinned}", which wash put: the hook puts the same content as a version of its own and deploys it, and what runs keeps running`,
-        );
-    }
+    const adopting = options.adoptIn === undefined ? undefined : adoptingResource(doc.value as object, namespace, options.adoptIn);
+    const resource = adopting?.resource ?? convertManifest(doc.value as object, namespace);
+    if (adopting?.unpinned !== undefined)
+      notes.push(
+        `${doc.where}: not pinned to version "${adopting.unpinned}", which wash put: the hook puts the same content as a version of its own and deploys it, and what runs keeps running`,
+      );
     resources.push(resource);
     const checked = check({ where: doc.where, value: resource }, options);
     if (!checked.ok) problems.push(...checked.problems.map((p) => `${doc.where}: ${checked.id}: ${p}`));
