@@ -27,8 +27,15 @@ export async function startServiceStandIn(replicas: string[], options: { probeEv
     fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) })
       .then((res) => res.status === 200)
       .catch(() => false);
+  // Probes overlap when a replica is slow to answer; an older probe that finishes last must not
+  // overwrite what a newer one saw (the kubelet never reports an older result over a newer one).
+  let started = 0;
+  let applied = 0;
   const probe = async () => {
+    const seq = ++started;
     const results = await Promise.all(replicas.map(probeOne));
+    if (seq < applied) return;
+    applied = seq;
     results.forEach((ready, i) => (readiness[i] = ready));
   };
   await probe();
