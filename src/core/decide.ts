@@ -24,6 +24,7 @@ import { awaitingReport } from './evidence.js';
 import { adopts, newestOwned, ownership } from './ownership.js';
 import { verdict, type Verdict } from './reasons.js';
 import * as say from './reasons.js';
+import { formerLattices, whileMoving } from './moves.js';
 import { fromWadm, healedBefore, healedDrift, justDeployed } from './status.js';
 
 export type { Step } from './answer.js';
@@ -36,10 +37,10 @@ export function decideSync(call: Call, facts: LatticeFacts): Step {
   if (facts.exhausted) return exhausted(call, facts, false);
   const here = syncHere(call, facts);
   if ('action' in here) return here;
-  // Former lattices are cleaned only once this one holds what the spec asks: a move never leaves
-  // the application running nowhere.
-  const cleanup = holdsSpec(call, facts, here.verdict) ? (call.app.deletionPolicy === 'Orphan' ? 'undeploy' : 'delete') : undefined;
-  return withFormer(call, facts, here.verdict, cleanup);
+  // Former lattices are cleaned only once wadm reports this one holds what the spec asks: a move
+  // never leaves the application running nowhere, even to a lattice where nothing can run.
+  if (!holdsSpec(call, facts, here.verdict)) return withFormer(call, facts, whileMoving(call, here.verdict), undefined);
+  return withFormer(call, facts, here.verdict, call.app.deletionPolicy === 'Orphan' ? 'undeploy' : 'delete');
 }
 
 function syncHere(call: Call, facts: LatticeFacts): Decision {
@@ -88,12 +89,16 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
   return { verdict: fromWadm(version, app.lattice, facts.status) };
 }
 
-/** The current lattice has what the spec asks: the desired version deployed, or nothing while suspended. */
+/**
+ * The current lattice has what the spec asks: wadm reports the desired version deployed (not
+ * merely acknowledged: a lattice without hosts acknowledges and runs nothing), or nothing while
+ * suspended.
+ */
 function holdsSpec(call: Call, facts: LatticeFacts, v: Verdict): boolean {
   const { app } = call;
   if (!app.valid) return false;
   if (app.suspend) return v.reason === 'Suspended';
-  return v.deployedVersion === app.manifest.version && facts.model?.deployedVersion === app.manifest.version;
+  return v.reason === 'Deployed' && v.deployedVersion === app.manifest.version && facts.model?.deployedVersion === app.manifest.version;
 }
 
 /**
@@ -158,8 +163,10 @@ function nextWrite(
     if (deployed !== null && !Object.hasOwn(model.known, deployed)) return { read: deployed };
     const adopting = takenOver(app, model, call.previousStatus);
     if (adopting !== undefined) return { kind: 'deploy', version, adopting };
-    const replacing = drift(app, model, call.previousStatus);
-    return replacing ? { kind: 'deploy', version, replacing } : { kind: 'deploy', version };
+    const replacing = drift(app, model, call);
+    if (replacing) return { kind: 'deploy', version, replacing };
+    const moving = formerLattices(call)[0];
+    return moving === undefined ? { kind: 'deploy', version } : { kind: 'deploy', version, moving };
   }
   return facts.pruneBlocked ? undefined : nextPrune(app, model);
 }
@@ -209,14 +216,13 @@ function previousDeployed(previousStatus: unknown): string | undefined {
  * a version that is not ours, or anything else while our last status said the desired version
  * was deployed. (A version of ours deployed before an edit is the edit's own progress.)
  */
-function drift(app: ValidApplication, model: ModelFacts, previousStatus: unknown): Drift | undefined {
+function drift(app: ValidApplication, model: ModelFacts, call: Call): Drift | undefined {
   const deployed = model.deployedVersion;
   if (deployed !== null && model.known[deployed]!.owner !== app.owner) return { deployed };
-  // A status of another lattice says nothing of this one: the first deploy after a move is the
-  // move, not a change made outside Kubernetes.
-  const previousLattice = (previousStatus as { lattice?: unknown } | null | undefined)?.lattice;
-  if (typeof previousLattice === 'string' && previousLattice !== app.lattice) return undefined;
-  return previousDeployed(previousStatus) === app.manifest.version ? { deployed } : undefined;
+  // While a move is under way the last status may speak of the former lattice: the deploy here is
+  // the move, not a change made outside Kubernetes.
+  if (formerLattices(call).length > 0) return undefined;
+  return previousDeployed(call.previousStatus) === app.manifest.version ? { deployed } : undefined;
 }
 
 /**

@@ -12,6 +12,7 @@
 //   - once the deploy grace has passed since the anchor: a deploy that changes nothing wadm
 //     reports (say, only an annotation) is followed by no status at all.
 // Otherwise the answer is Progressing, with the anchor kept and a short resync.
+import { SCALER_STATES, type ScalerStatus } from '../schema/status.js';
 import type { Call } from './application.js';
 import type { StatusFacts } from './facts.js';
 
@@ -48,4 +49,31 @@ export function deployedAtIn(status: { deployedAt?: unknown }): number | undefin
 /** status.deployedAt: RFC 3339 in UTC, milliseconds included. */
 export function deployedAtOf(since: number): string {
   return new Date(since).toISOString();
+}
+
+/** What the previous status said about wadm, carried over while wadm cannot be asked. */
+export function lastKnown(previous: unknown): { deployedVersion: string | null; deployedAt?: string; scalers: ScalerStatus[] } {
+  const status = (previous ?? {}) as { deployedVersion?: unknown; deployedAt?: unknown; scalers?: unknown };
+  const deployedVersion = typeof status.deployedVersion === 'string' ? status.deployedVersion : null;
+  // Still awaiting wadm's report: the anchor must outlive an outage, or the answer after it could be taken as evidence.
+  const at = deployedVersion === null ? undefined : deployedAtIn(status);
+  const awaited = at === undefined ? {} : { deployedAt: deployedAtOf(at) };
+  const scalers = Array.isArray(status.scalers)
+    ? status.scalers
+        .filter(isScalerStatus)
+        .map(({ kind, name, status, message }) => (message === undefined ? { kind, name, status } : { kind, name, status, message }))
+    : [];
+  return { deployedVersion, ...awaited, scalers };
+}
+
+function isScalerStatus(value: unknown): value is ScalerStatus {
+  const s = value as Partial<ScalerStatus> | null;
+  return (
+    typeof s === 'object' &&
+    s !== null &&
+    typeof s.kind === 'string' &&
+    typeof s.name === 'string' &&
+    (SCALER_STATES as readonly string[]).includes(s.status as string) &&
+    (s.message === undefined || typeof s.message === 'string')
+  );
 }

@@ -127,8 +127,9 @@ export type Write = Target &
      * `replacing`: what wadm had deployed instead, when it was not ours (drift being healed).
      * `adopting`: the unowned version deployed outside Kubernetes that an adopting resource takes
      * over (not drift: the resource asked for it).
+     * `moving`: the lattice the application was in before its spec.lattice changed (a move, not drift).
      */
-    | { kind: 'deploy'; version: string; replacing?: Drift; adopting?: string }
+    | { kind: 'deploy'; version: string; replacing?: Drift; adopting?: string; moving?: string }
     | { kind: 'undeploy' }
     | { kind: 'delete'; version: string | null }
   );

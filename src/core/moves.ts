@@ -4,6 +4,7 @@
 // answer, `status.formerLattices` the earlier ones still to clean up. Once the current lattice holds
 // what the spec asks (its version deployed, or nothing when suspended), each former lattice is
 // cleaned of what this resource owns there: undeployed (deletionPolicy Orphan) or deleted (Delete);
+// until then every answer says the application is left there, and why (whileMoving);
 // finalize deletes in every one (Delete) or leaves them all (Orphan). What was done is said once,
 // in the message of that answer; a lattice that could not be cleaned yet stays listed, and said.
 import type { Call } from './application.js';
@@ -12,6 +13,7 @@ import { NO_FACTS, type Action, type LatticeFacts } from './facts.js';
 import { isWadmName } from './names.js';
 import { byCodeUnits } from './order.js';
 import { ownership } from './ownership.js';
+import type { Verdict } from './reasons.js';
 
 /** More is not a move history but a corrupted status: the hook sends requests to each. */
 const MAX_FORMER_LATTICES = 16;
@@ -80,4 +82,19 @@ function retireOne(call: Call, lattice: string, facts: LatticeFacts, cleanup: Cl
   if (cleanup === 'delete') return { action: { kind: 'delete', version: null } };
   if (facts.model.deployedVersion !== null) return { action: { kind: 'undeploy' } };
   return { done: true, ...(done && { note: done }) };
+}
+
+/**
+ * The verdict for the new lattice while a former one is kept: wadm does not report the desired
+ * version deployed here yet (just deployed, scaling, no hosts, a bad spec, an outage...), so the
+ * application is left as it is where it was. Progress is a move in progress (Moving); any other
+ * reason keeps its meaning, and both say what is kept.
+ */
+export function whileMoving(call: Call, v: Verdict): Verdict {
+  const former = formerLattices(call);
+  if (former.length === 0) return v;
+  const lattices = former.map((l) => `"${l}"`).join(', ');
+  const kept = `the application is left as it is in former lattice ${lattices} until wadm reports it deployed in lattice "${call.app.lattice}"`;
+  if (v.reason !== 'Progressing' && v.reason !== 'Reconciling') return { ...v, message: `${v.message}; ${kept}` };
+  return { ...v, reason: 'Moving', message: `Moving to lattice "${call.app.lattice}": ${v.message}; ${kept}` };
 }

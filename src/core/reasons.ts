@@ -1,8 +1,8 @@
 // Every reason the status can carry, with what it does to the conditions, how soon the hook looks
 // again, and who can fix it. Reasons are API: users alert on them, Argo CD and Flux read them, and
 // the status table of docs/resource.md is checked against this catalogue by a test.
-import { SCALER_STATES, type ConditionStatus, type Phase, type ScalerStatus } from '../schema/status.js';
-import { deployedAtIn, deployedAtOf } from './evidence.js';
+import type { ConditionStatus, Phase, ScalerStatus } from '../schema/status.js';
+import { lastKnown } from './evidence.js';
 import type { LatticeRefusal } from './tenancy.js';
 import { ADOPT_ANNOTATION, OWNER_ANNOTATION } from './names.js';
 
@@ -39,6 +39,14 @@ export const REASONS = {
     pace: 'progressing',
     fixedBy: 'nobody',
     doc: 'the desired version was just deployed (also after healing drift: the message says what wadm had deployed instead); with phase Undeployed wadm has not started it — wadm reconciles a lattice only while hosts in it send heartbeats, so check that hosts run in that lattice',
+  },
+  Moving: {
+    phases: ['Reconciling', 'Undeployed'],
+    ready: 'False',
+    condition: 'Reconciling',
+    pace: 'progressing',
+    fixedBy: 'nobody',
+    doc: '`spec.lattice` changed: the desired version is deployed in the new lattice and wadm does not report it deployed there yet, so the application is left running in the former lattice (its status says which) until it does; the message says what the new lattice reports. Any other reason during a move keeps its meaning and says the same of the former lattice',
   },
   Reconciling: {
     phases: ['Reconciling'],
@@ -247,7 +255,7 @@ export function latticeNotAllowed(namespace: string, lattice: string, refused: L
   if (finalizing)
     return verdict('LatticeNotAllowed', `Left in wadm: namespace "${namespace}" may not use lattice "${lattice}": ${rule}`, UNDEPLOYED);
   const remedy = byDefault
-    ? `leave spec.lattice unset to use it, or ask the platform team to allow "${lattice}" with a lattice policy (LATTICE_POLICY_FILE: the chart's latticePolicy values or the existing-lattice kustomize component)`
+    ? `set spec.lattice to "${refused.defaultLattice}" to use it (without spec.lattice an application stays in the lattice it is in), or ask the platform team to allow "${lattice}" with a lattice policy (LATTICE_POLICY_FILE: the chart's latticePolicy values or the existing-lattice kustomize component)`
     : 'choose a lattice the policy grants this namespace, or ask the platform team for a rule';
   return verdict('LatticeNotAllowed', `namespace "${namespace}" may not deploy to lattice "${lattice}": ${rule}; ${remedy}`);
 }
@@ -360,31 +368,4 @@ export function rejected(
 
 export function suspended(version: string): Verdict {
   return verdict('Suspended', `Suspended: version ${version} is not deployed (spec.suspend is true)`, { version, deployedVersion: null });
-}
-
-/** What the previous status said about wadm, carried over while wadm cannot be asked. */
-function lastKnown(previous: unknown): { deployedVersion: string | null; deployedAt?: string; scalers: ScalerStatus[] } {
-  const status = (previous ?? {}) as { deployedVersion?: unknown; deployedAt?: unknown; scalers?: unknown };
-  const deployedVersion = typeof status.deployedVersion === 'string' ? status.deployedVersion : null;
-  // Still awaiting wadm's report: the anchor must outlive an outage, or the answer after it could be taken as evidence.
-  const at = deployedVersion === null ? undefined : deployedAtIn(status);
-  const awaited = at === undefined ? {} : { deployedAt: deployedAtOf(at) };
-  const scalers = Array.isArray(status.scalers)
-    ? status.scalers
-        .filter(isScalerStatus)
-        .map(({ kind, name, status, message }) => (message === undefined ? { kind, name, status } : { kind, name, status, message }))
-    : [];
-  return { deployedVersion, ...awaited, scalers };
-}
-
-function isScalerStatus(value: unknown): value is ScalerStatus {
-  const s = value as Partial<ScalerStatus> | null;
-  return (
-    typeof s === 'object' &&
-    s !== null &&
-    typeof s.kind === 'string' &&
-    typeof s.name === 'string' &&
-    (SCALER_STATES as readonly string[]).includes(s.status as string) &&
-    (s.message === undefined || typeof s.message === 'string')
-  );
 }

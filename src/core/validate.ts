@@ -51,10 +51,17 @@ function refOf(parent: Parent): ResourceRef {
   return { namespace, name, generation: generation ?? 0 };
 }
 
-/** The lattice a parent targets, even when the rest of its spec is invalid (finalize needs it). */
+/**
+ * The lattice a parent targets, even when the rest of its spec is invalid (finalize needs it).
+ * Without `spec.lattice`, the lattice its status says it is in: DEFAULT_LATTICE chooses where a
+ * new application goes, and a change to it (a rollout, where old and new replicas answer in
+ * turn) must never move, undeploy or delete what already runs. Only its own spec moves it.
+ */
 export function latticeOf(parent: Parent, defaultLattice: string): string {
   const spec = parent.spec as { lattice?: unknown } | undefined;
-  return typeof spec?.lattice === 'string' ? spec.lattice : defaultLattice;
+  if (typeof spec?.lattice === 'string') return spec.lattice;
+  const current = (parent.status as { lattice?: unknown } | null | undefined)?.lattice;
+  return typeof current === 'string' && isWadmName(current) ? current : defaultLattice;
 }
 
 /** The one rule for who an application is; `spec.deletionPolicy` is read even from an invalid spec. */

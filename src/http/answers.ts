@@ -175,9 +175,11 @@ function sameKey(a: AnswerKey, b: AnswerKey): boolean {
 
 function fingerprint(parent: Parent): string | undefined {
   const { namespace, name, generation, labels, annotations } = parent.metadata;
+  // The status's lattice is where an application without spec.lattice stays (validate.ts latticeOf).
+  const current = (parent.status as { lattice?: unknown } | null | undefined)?.lattice;
   try {
     return createHash('sha1')
-      .update(JSON.stringify([namespace, name, generation, labels, annotations, parent.spec]))
+      .update(JSON.stringify([namespace, name, generation, labels, annotations, parent.spec, current]))
       .digest('base64');
   } catch {
     return undefined; // too deep to serialise: derivation reports it

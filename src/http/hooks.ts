@@ -187,6 +187,7 @@ function describeWriteHere(write: Write): string {
     case 'deploy':
       if (write.adopting !== undefined)
         return `deployed version ${write.version}, adopting version ${write.adopting} deployed outside Kubernetes`;
+      if (write.moving !== undefined) return `deployed version ${write.version}, moving from lattice ${write.moving}`;
       return write.replacing
         ? `deployed version ${write.version}, replacing ${write.replacing.deployed ?? 'nothing'} deployed outside Kubernetes`
         : `deployed version ${write.version}`;

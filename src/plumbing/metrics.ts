@@ -181,6 +181,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly moves = new Counter({
+    name: `${PREFIX}moves_total`,
+    help: 'Moves of applications to another lattice (spec.lattice changed): deployed in the new lattice (stage="deployed"), then cleaned from a former lattice once wadm reports it deployed in the new one (stage="retired").',
+    labelNames: ['stage'] as const,
+    registers: [this.registry],
+  });
+
   readonly wadmSharedReads = new Counter({
     name: `${PREFIX}wadm_reads_shared_total`,
     help: 'wadm reads not sent because an identical one was in flight (singleflight).',

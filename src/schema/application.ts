@@ -130,7 +130,8 @@ export const ApplicationSpecSchema = Type.Object(
       Type.String({
         pattern: SUBJECT_TOKEN,
         maxLength: 128,
-        description: "Lattice to deploy to (letters, digits, `-` and `_`). Default: the service's DEFAULT_LATTICE.",
+        description:
+          "Lattice to deploy to (letters, digits, `-` and `_`). Default: the lattice the application is in (status.lattice), or for a new one the service's DEFAULT_LATTICE. Changing it moves the application.",
       }),
     ),
     version: Type.Optional(

@@ -72,6 +72,9 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
         metrics.wadmWrites.inc({ operation: writeOperation(write) });
         if (write.kind === 'deploy' && write.replacing)
           metrics.driftCorrections.inc({ kind: write.replacing.deployed === null ? 'undeployed' : 'other_version' });
+        if (write.kind === 'deploy' && write.moving !== undefined) metrics.moves.inc({ stage: 'deployed' });
+        // A former lattice cleaned at sync completes a move; at finalize it is part of the delete.
+        if (hook === 'sync' && write.lattice !== undefined) metrics.moves.inc({ stage: 'retired' });
       }
       // `owner` is `<namespace>/<name>`: the string the application already holds, not one more per application.
       const { owner, lattice: latticeName } = run.call.app;

@@ -1,14 +1,17 @@
 // Lattices as platform teams run them, against the real wadm 0.21.1 and nats-server, the service
 // as its own process driven like Metacontroller: resources that move between lattices (the old
-// one is cleaned once the new one has the application), and long histories of large manifests
-// (wadm keeps every version in one NATS message; the service makes room before each put).
+// one is cleaned once wadm reports the new one runs the application, never before), a
+// DEFAULT_LATTICE change rolling out over two replicas (nothing moves), and long histories of
+// large manifests (wadm keeps every version in one NATS message; the service makes room first).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NatsConnection } from 'nats';
-import { condition, type FakeMetacontroller, type K8sObject } from '../support/metacontroller.js';
+import { startLattice, type SimulatedLattice } from '../support/host-sim.js';
+import { condition, metacontrollerFor, type FakeMetacontroller, type K8sObject } from '../support/metacontroller.js';
 import { startLatticeStage, type LatticeStage } from '../support/lattice-stage.js';
 import { wasmApp, type Resource } from '../support/resources.js';
-import type { ServiceProcess } from '../support/service-process.js';
+import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { startServiceStandIn } from '../support/service-stand-in.js';
 
 let stage: LatticeStage;
 let service: ServiceProcess;
@@ -86,6 +89,99 @@ describe('a resource that moves to another lattice', () => {
     assert.equal(await deployedIn('north', name), statusOf(inNorth).version);
     assert.equal((await mc.deleteAndFinalize('movers', name)).removed, true);
     assert.equal((await versions('north', name)).result, 'notfound', 'finalize cleaned the former lattice too');
+  });
+});
+
+describe('a move to a lattice where no host runs', () => {
+  let east: SimulatedLattice | undefined;
+  after(() => east?.stop());
+
+  it('leaves the application running in the old lattice and says why, then finishes once a host runs it in the new one', async () => {
+    const name = 'to-east';
+    const moves = {
+      deployed: await service.metric('moves_total{stage="deployed"}'),
+      retired: await service.metric('moves_total{stage="retired"}'),
+    };
+    const drifts = await service.metric('drift_corrections_total{kind="undeployed"}');
+    const inNorth = await readyIn(name, { lattice: 'north' });
+    const version = statusOf(inNorth).version!;
+    mc.apply(named(name, { lattice: 'east' }) as never);
+    const kept = `the application is left as it is in former lattice "north" until wadm reports it deployed in lattice "east"`;
+    await mc.waitFor('movers', name, (obj) => statusOf(obj).lattice === 'east' && statusOf(obj).message?.endsWith(kept) === true, {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
+    // Resyncs as Metacontroller would make them: wadm in east acknowledged the deploy, runs nothing.
+    for (let pass = 0; pass < 10; pass++) {
+      await mc.reconcile('movers', name);
+      const status = statusOf(mc.get('movers', name));
+      assert.deepEqual(status.formerLattices, ['north'], `pass ${pass}: north kept`);
+      assert.notEqual(ready(mc.get('movers', name))?.status, 'True');
+      assert.ok(status.message?.endsWith(kept), `pass ${pass}: says why: ${status.message}`);
+    }
+    assert.equal(await deployedIn('north', name), version, 'still running in the old lattice');
+    assert.equal(await deployedIn('east', name), version, 'deployed in the new one, where wadm waits for a host');
+
+    east = await startLattice({ servers: stage.nats.url, lattice: 'east', hosts: [{}], heartbeatMs: 500, waitForWadm: true });
+    await readyIn(name, { lattice: 'east' });
+    assert.equal((await versions('north', name)).result, 'notfound', 'retired once east runs it');
+    assert.equal(await service.metric('moves_total{stage="deployed"}'), moves.deployed + 1);
+    assert.equal(await service.metric('moves_total{stage="retired"}'), moves.retired + 1);
+    assert.equal(await service.metric('drift_corrections_total{kind="undeployed"}'), drifts, 'a move is not drift');
+    assert.equal((await mc.deleteAndFinalize('movers', name)).removed, true);
+  });
+});
+
+describe('a DEFAULT_LATTICE change rolling out', () => {
+  it('moves, undeploys and deletes nothing while old and new replicas answer in turn; new applications go to the new default', async () => {
+    const replicas = await Promise.all(
+      ['north', 'south'].map((lattice) => startServiceProcess({ NATS_URL: stage.nats.url, DEFAULT_LATTICE: lattice })),
+    );
+    const standIn = await startServiceStandIn(replicas.map((r) => r.url));
+    try {
+      const rollout = metacontrollerFor(standIn.url);
+      const resource = () => wasmApp().named('defaulted').inNamespace('rollout').unannotated().build();
+      rollout.apply(resource() as never);
+      const { object } = await rollout.waitFor('rollout', 'defaulted', (obj) => ready(obj)?.status === 'True', {
+        timeoutMs: 90_000,
+        intervalMs: 200,
+      });
+      const home = statusOf(object).lattice!;
+      const version = statusOf(object).version!;
+      const sent = [...standIn.sent];
+      for (let pass = 0; pass < 8; pass++) {
+        await rollout.reconcile('rollout', 'defaulted');
+        assert.equal(statusOf(rollout.get('rollout', 'defaulted')).lattice, home, `pass ${pass}: still in ${home}`);
+        assert.equal(ready(rollout.get('rollout', 'defaulted'))?.status, 'True');
+      }
+      assert.ok(
+        standIn.sent.every((n, i) => n > sent[i]!),
+        'both replicas answered',
+      );
+      assert.equal(await deployedIn(home, 'defaulted'), version);
+      const other = home === 'north' ? 'south' : 'north';
+      assert.equal((await versions(other, 'defaulted')).result, 'notfound', `nothing put in ${other}`);
+      for (const replica of replicas) {
+        for (const operation of ['delete', 'undeploy', 'prune'])
+          assert.equal(await replica.metric(`wadm_writes_total{operation="${operation}"}`), 0, `no ${operation}`);
+      }
+      assert.equal(rollout.get('rollout', 'defaulted')!.status!['formerLattices'], undefined);
+
+      // A resource created now, first answered by a new replica, goes to the new default.
+      const fresh = metacontrollerFor(replicas[1]!.url);
+      fresh.apply(wasmApp().named('newcomer').inNamespace('rollout').unannotated().build() as never);
+      const { object: newcomer } = await fresh.waitFor('rollout', 'newcomer', (obj) => ready(obj)?.status === 'True', {
+        timeoutMs: 90_000,
+        intervalMs: 200,
+      });
+      assert.equal(statusOf(newcomer).lattice, 'south');
+      assert.equal(await deployedIn('south', 'newcomer'), statusOf(newcomer).version);
+      assert.equal((await fresh.deleteAndFinalize('rollout', 'newcomer')).removed, true);
+      assert.equal((await rollout.deleteAndFinalize('rollout', 'defaulted')).removed, true);
+    } finally {
+      await standIn.close();
+      await Promise.all(replicas.map((r) => r.stop()));
+    }
   });
 });
 

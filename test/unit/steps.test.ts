@@ -33,6 +33,8 @@ async function stuckFormerLattice() {
   const lattices = new MemoryLattices();
   const parent = wasmApp().inLattice('b').build();
   const first = await lattices.run(decideSync, callOf(hookRequest(parent), ANY, { now: NOW }));
+  // wadm reports it deployed in b: the move may now retire a.
+  lattices.of('b').setStatus('hello-world', { status: { type: 'deployed' } });
   const status = { ...first.response.status, formerLattices: ['a'] };
   const owner = callOf(hookRequest(parent), ANY, { now: NOW }).app.owner;
   const perform = (action: Action): Promise<ActionResult> => {

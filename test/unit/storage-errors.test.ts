@@ -138,7 +138,9 @@ describe('a move while the former lattice cannot be read', () => {
     const lattices = new MemoryLattices();
     const inA = await deployedIn(lattices, 'a');
     lattices.of('a').storeUnreadable = true;
-    const moved = await sync(lattices, app('b'), inA);
+    const first = await sync(lattices, app('b'), inA);
+    lattices.of('b').setStatus('hello-world', { status: { type: 'deployed' } });
+    const moved = await sync(lattices, app('b'), first.response.status);
     assert.deepEqual(moved.response.status.formerLattices, ['a']);
     assert.match(moved.response.status.message!, /not yet cleaned up in former lattice "a" \(StorageError\)/);
     assert.ok(lattices.of('a').model('hello-world')!.deployed, 'still running in a: the move is not done');

@@ -83,7 +83,7 @@ describe('the message of LatticeNotAllowed', () => {
     assert.equal(
       message,
       'namespace "team-b" may not deploy to lattice "shared": there is no lattice policy, so only DEFAULT_LATTICE ("prod") is allowed; ' +
-        'leave spec.lattice unset to use it, or ask the platform team to allow "shared" with a lattice policy ' +
+        'set spec.lattice to "prod" to use it (without spec.lattice an application stays in the lattice it is in), or ask the platform team to allow "shared" with a lattice policy ' +
         "(LATTICE_POLICY_FILE: the chart's latticePolicy values or the existing-lattice kustomize component)",
     );
     assert.equal(
