@@ -75,7 +75,7 @@ export function ourStray(app: Application, model: ModelFacts): string | undefine
 
 /** What a refusal adds about our stray version; names nothing of the application holding it. */
 export function strayNote(stray: string): string {
-  return `wadm also holds version "${stray}" of this resource in it, put at the same moment as that application's first version: it is never deployed, and goes when the resource owning that application next syncs`;
+  return `wadm also holds version "${stray}" of this resource in it, put at the same moment as that application's first version: it is never deployed, and a resource owning that application deletes it when it next syncs`;
 }
 
 /** An ownership conflict, saying so when the model holds our stray version. */

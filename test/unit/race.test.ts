@@ -67,7 +67,7 @@ describe('two first puts of one name in one lattice, from two namespaces', () =>
     assert.equal(reasonOf(lost), 'OwnershipConflict');
     assert.equal(
       lost.response.status.message,
-      `wadm application "hello-world" in lattice "default" belongs to a resource in another namespace; rename this resource or choose another spec.lattice; wadm also holds version "${stray}" of this resource in it, put at the same moment as that application's first version: it is never deployed, and goes when the resource owning that application next syncs`,
+      `wadm application "hello-world" in lattice "default" belongs to a resource in another namespace; rename this resource or choose another spec.lattice; wadm also holds version "${stray}" of this resource in it, put at the same moment as that application's first version: it is never deployed, and a resource owning that application deletes it when it next syncs`,
     );
     assert.doesNotMatch(lost.response.status.message!, /team-a/);
     assert.deepEqual([...wadm.model.versions.keys()], [won, stray]);
