@@ -99,6 +99,28 @@ describe('two first puts of one name in one lattice, from two namespaces', () =>
     assert.doesNotMatch(after.response.status.message!, /also holds/);
   });
 
+  it('the winner whose edit meets a stray learns only that its put happened, reads afresh, and deploys its own', async () => {
+    const wadm = new SharedKey('hello-world');
+    const first = await wadm.run(decideSync, call(winner()));
+    const edited = wasmApp().inNamespace('team-a').described('changed').build();
+    const stray: Action = {
+      kind: 'put',
+      version: 'stray',
+      body: JSON.stringify({ metadata: { name: 'hello-world' } }),
+      owner: 'team-b/hello-world',
+      contentHash: 'other',
+      bytes: 40,
+    };
+    const edit = await wadm.run(decideSync, call(edited, { status: first.response.status }), async () =>
+      wadm.memory.performSync('hello-world', stray),
+    );
+    assert.equal(edit.facts.raced, true);
+    const version = edit.response.status.version!;
+    assert.deepEqual(kinds(edit.actions), ['read-model', 'put', 'read-model', 'read-version', 'deploy']);
+    assert.deepEqual([...wadm.model.versions.keys()], [first.response.status.version!, 'stray', version]);
+    assert.equal(wadm.model.deployed, version);
+  });
+
   it('a stray in the middle never becomes the oldest: pruning keeps the winner’s first version until the next is known ours', async () => {
     const wadm = new SharedKey('hello-world');
     const owner = 'team-a/hello-world';
