@@ -4,7 +4,7 @@
 // neither deployed nor needed to prove ownership; when even those and the new version cannot fit,
 // nothing is put. Pure, like the rest of the core.
 import type { ModelFacts } from './facts.js';
-import { newestOwned } from './ownership.js';
+import { newestOwned, prunable } from './ownership.js';
 
 /** The room decision before a put: fine, learn a size first, delete a version first, or never. */
 export type Room = { fits: true } | { read: string } | { prune: string } | { tooLarge: { bytes: number; limit: number } };
@@ -44,9 +44,13 @@ export function roomForPut(model: ModelFacts | null, put: Newcomer, maxPayloadBy
   // A first version alone was checked against max_payload with the spec (ManifestTooLarge).
   if (model === null || maxPayloadBytes === undefined) return { fits: true };
   const keep = kept(model, put.owner);
-  const prunable = model.versions.filter((v) => !keep.has(v));
+  const candidates = model.versions.filter((v) => !keep.has(v));
   // Past revisionHistoryLimit already (versions put outside Kubernetes): thin out before reading sizes.
-  if (model.versions.length > put.revisionHistoryLimit && prunable.length > 0) return { prune: prunable[0]! };
+  if (model.versions.length > put.revisionHistoryLimit && candidates.length > 0) {
+    const pruning = prunable(model, put.owner, candidates);
+    if ('read' in pruning) return pruning;
+    if (pruning.length > 0) return { prune: pruning[0]! };
+  }
   const unknown = model.versions.find((v) => sizeOf(model, v) === undefined);
   if (unknown !== undefined) return { read: unknown };
   const limit = modelBudget(maxPayloadBytes);
@@ -54,9 +58,11 @@ export function roomForPut(model: ModelFacts | null, put: Newcomer, maxPayloadBy
   const newcomer = { version: put.version, bytes: put.bytes };
   const all = storedBytes([...model.versions.map(entry), newcomer], model.deployedVersion);
   if (all <= limit) return { fits: true };
-  const least = storedBytes([...model.versions.filter((v) => keep.has(v)).map(entry), newcomer], model.deployedVersion);
+  const pruning = prunable(model, put.owner, candidates);
+  if ('read' in pruning) return pruning;
+  const least = storedBytes([...model.versions.filter((v) => !pruning.includes(v)).map(entry), newcomer], model.deployedVersion);
   if (least > limit) return { tooLarge: { bytes: least, limit } };
-  return { prune: prunable[0]! };
+  return { prune: pruning[0]! };
 }
 
 /**

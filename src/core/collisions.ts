@@ -5,7 +5,8 @@
 // wadm does not notice: the second writer overwrites or corrupts the first. This module says
 // which keys a model touches and, from what wadm answered about that key, whether writing it
 // would collide. Pure: the core asks, the shell reads wadm.
-import type { Action, KeyHolds, LatticeFacts, UnavailableReason } from './facts.js';
+import type { Action, KeyHolds, LatticeFacts, ModelFacts, UnavailableReason } from './facts.js';
+import { strayNote } from './ownership.js';
 import { verdict, type Verdict } from './reasons.js';
 
 export interface ModelName {
@@ -117,15 +118,36 @@ export function collision(model: ModelName, evidence: KeyEvidence): Collision | 
   return undefined;
 }
 
+/**
+ * Whether the model wadm returned under our key is another lattice's: its oldest version names
+ * the application the key holds. wadm adds a put to whatever the key holds, so a first put of
+ * another lattice that raced ours left a version of its name in our model (ownership.ts
+ * strayVersion), and ours in its. Undefined while the oldest version is unread (ownership reads it).
+ */
+export function squatter(name: ModelName, model: ModelFacts): Collision | undefined {
+  const oldest = model.versions[0];
+  const known = oldest !== undefined && Object.hasOwn(model.known, oldest) ? model.known[oldest]!.name : undefined;
+  // The newest manifest's name, which each model read returns, is the oldest's when it is the only one.
+  const storedName = known ?? (model.versions.length === 1 ? model.storedName : undefined);
+  return storedName === undefined ? undefined : collision(name, { storedName });
+}
+
 /** Why writing this model was refused: wadm's key scheme, and what to rename. Names no other resource. */
-export function nameCollision(app: { ref: { name: string }; lattice: string }, found: Collision, version: string | undefined): Verdict {
+export function nameCollision(
+  app: { ref: { name: string }; lattice: string },
+  found: Collision,
+  version: string | undefined,
+  stray?: string,
+): Verdict {
   const where =
     found.kind === 'own-index'
       ? `wadm keeps the list of applications of lattice "${app.lattice}" under the key "${found.key}"`
       : `wadm would store application "${app.ref.name}" of lattice "${app.lattice}" under the key "${found.key}"`;
   const what = collisionText(found);
   const why = 'wadm keys every application by "<lattice>-<name>", so names with "-" can collide across lattices';
-  const fix = 'nothing was written: rename this resource, or use a spec.lattice without "-"';
+  const rename = 'rename this resource, or use a spec.lattice without "-"';
+  // A put that raced that application's first one left a version of ours in it (ownership.ts).
+  const fix = stray === undefined ? `nothing was written: ${rename}` : `${rename}; ${strayNote(stray)}`;
   return verdict('NameCollision', `${where}, ${what} (${why}); ${fix}`, version === undefined ? {} : { version });
 }
 

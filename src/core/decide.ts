@@ -12,16 +12,17 @@
 //   former lattice one the application was in before its lattice changed (moves.ts)
 //
 // Two rules keep every replica's answer the same for the same state of wadm:
-//   - ownership is history: a model is ours when any version carries our owner annotation;
+//   - ownership is history: a model is the resource's whose owner annotation its oldest version
+//     carries (ownership.ts);
 //   - writes are decided on facts wadm gave during this call, never on remembered ones (but for
 //     the sizes of versions, which never change while a version exists: budget.ts).
 import type { Application, Call } from './application.js';
 import { exhausted, withFormer, type Decision, type Step } from './answer.js';
 import { roomForPut } from './budget.js';
 import type { Drift, LatticeFacts, ModelFacts, Write } from './facts.js';
-import { collision, indexReader, modelNameOf, nameCollision, shadowedLattice, unreadableKey } from './collisions.js';
+import { collision, indexReader, modelNameOf, nameCollision, shadowedLattice, squatter, unreadableKey } from './collisions.js';
 import { awaitingReport } from './evidence.js';
-import { adopts, newestOwned, ownership } from './ownership.js';
+import { adopts, newestOwned, ourStray, ownership, prunable, strayVersion, withOurStray } from './ownership.js';
 import { verdict, type Verdict } from './reasons.js';
 import * as say from './reasons.js';
 import { formerLattices, whileMoving } from './moves.js';
@@ -52,18 +53,23 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
     return { verdict: say.manifestTooLarge(app.manifest, call.maxPayloadBytes) };
   }
   if (facts.unavailable) return whyUnavailable(call, app, facts);
-  if (facts.model === undefined) return { action: { kind: 'read-model' } };
+  // After a put that raced another (facts.ts): what wadm holds now, never what we remember.
+  if (facts.model === undefined) return { action: facts.raced ? { kind: 'read-model', fresh: true } : { kind: 'read-model' } };
   const model = facts.model;
-  const squatted = model?.storedName === undefined ? undefined : collision(modelNameOf(app), { storedName: model.storedName });
-  if (squatted) return { verdict: nameCollision(app, squatted, version) };
+  const squatted = model === null ? undefined : squatter(modelNameOf(app), model);
+  if (squatted) return { verdict: nameCollision(app, squatted, version, ourStray(app, model!)) };
   if (model !== null) {
     const owner = ownership(app, model, version, adopts(app));
     if ('read' in owner) return { action: { kind: 'read-version', version: owner.read } };
-    if (owner.is === 'foreign') return { verdict: say.ownershipConflict(app, owner.owners, version) };
+    if (owner.is === 'foreign') return { verdict: withOurStray(app, model, say.ownershipConflict(app, owner.owners, version)) };
   }
   if (facts.rejected) return { verdict: say.rejected(facts.rejected.step, facts.rejected.message, version, model) };
   const conflict = pinnedConflict(app, model);
   if (conflict) return 'read' in conflict ? { action: { kind: 'read-version', version: conflict.read } } : { verdict: conflict.verdict };
+  // Another's version in our model, left by a put that raced ours: removed before anything else.
+  const stray = model === null || facts.pruneBlocked ? undefined : strayVersion(app, model);
+  if (stray && 'read' in stray) return { action: { kind: 'read-version', version: stray.read } };
+  if (stray) return { action: model!.remembered ? { kind: 'read-model', fresh: true } : { kind: 'delete', version: stray.delete } };
 
   const next = nextWrite(call, app, model, facts);
   // Remembered facts may miss a `wash app put` (wadm announces none): ask wadm before writing.
@@ -227,13 +233,19 @@ function drift(app: ValidApplication, model: ModelFacts, call: Call): Drift | un
 
 /**
  * wadm never prunes: delete the oldest versions that are neither deployed, desired, nor the newest
- * of ours (the owner annotation that makes the model ours must stay).
+ * of ours (the owner annotation that makes the model ours must stay), nor the oldest while the next
+ * is not known to be ours (ownership.ts prunable).
  */
-function nextPrune(app: ValidApplication, model: ModelFacts): Write | undefined {
+function nextPrune(app: ValidApplication, model: ModelFacts): Write | { read: string } | undefined {
   if (model.versions.length <= app.revisionHistoryLimit) return undefined;
   const keep = new Set([app.manifest.version, model.deployedVersion, newestOwned(model, app.owner)]);
-  const oldest = model.versions.find((v) => !keep.has(v));
-  return oldest === undefined ? undefined : { kind: 'delete', version: oldest };
+  const pruning = prunable(
+    model,
+    app.owner,
+    model.versions.filter((v) => !keep.has(v)),
+  );
+  if ('read' in pruning) return pruning;
+  return pruning[0] === undefined ? undefined : { kind: 'delete', version: pruning[0] };
 }
 
 /**

@@ -16,6 +16,11 @@ export interface VersionFacts {
   contentHash: string | null;
   /** Bytes of the manifest as wadm stores it (read back, or the body we put): the model's KV value holds every version. */
   bytes?: number;
+  /**
+   * `metadata.name` of this version's manifest, when read: under a key two lattices share, a put
+   * that raced another adds a version of another name to the model (collisions.ts).
+   */
+  name?: string;
 }
 
 /** What `model.versions` and `model.get` tell us about a model. */
@@ -82,6 +87,12 @@ export interface LatticeFacts {
    * `lattice` (a former one; absent, its own): the core answers LatticeUnavailable at once.
    */
   exhausted?: { requests: number; lattice?: string };
+  /**
+   * Our put reached a model that others wrote since we read it: wadm counted other versions than
+   * the ones we knew (a first put that raced another's). The model is read afresh before anything
+   * else (ownership.ts says whose it is).
+   */
+  raced?: true;
   /** Writes wadm confirmed in this call. */
   writes: Write[];
   /** When wadm acknowledged this call's deploy, on the shell's clock. */
@@ -145,8 +156,11 @@ export type ActionResult =
   | { kind: 'status'; status: StatusFacts }
   | { kind: 'key'; key: string; holds: KeyHolds }
   | { kind: 'listed'; any: boolean }
-  /** `at`: when wadm acknowledged it, on the shell's clock (deploys: the anchor of status.deployedAt). */
-  | { kind: 'done'; at?: number }
+  /**
+   * `at`: when wadm acknowledged it, on the shell's clock (deploys: the anchor of status.deployedAt).
+   * `versions`: how many versions a put left in the model, as wadm counted them.
+   */
+  | { kind: 'done'; at?: number; versions?: number }
   /** The write found the model other than we thought (version exists, app gone): read it again. */
   | { kind: 'stale' }
   | { kind: 'rejected'; message: string }
@@ -170,7 +184,8 @@ export function learn(facts: LatticeFacts, action: Action, result: ActionResult)
     case 'listed':
       return { ...facts, keyListed: result.any };
     case 'stale':
-      return { ...facts, model: undefined };
+      // A put that finds its version there met a model others wrote since we read it.
+      return action.kind === 'put' ? { ...facts, model: undefined, raced: true } : { ...facts, model: undefined };
     case 'unavailable': {
       // The list read only looks for evidence: the storage error before it stays the cause.
       if (action.kind === 'read-list') return { ...facts, keyListed: { reason: result.reason, message: result.message } };
@@ -186,6 +201,12 @@ export function learn(facts: LatticeFacts, action: Action, result: ActionResult)
     }
     case 'done': {
       if (!isWrite(action)) return facts;
+      // wadm adds a put to whatever the key holds by then: another count means others' versions
+      // are in the model, so nothing is assumed of it but that our put happened.
+      const known = facts.model?.versions.length ?? 0;
+      if (action.kind === 'put' && result.versions !== undefined && result.versions !== known + 1) {
+        return { ...facts, writes: [...facts.writes, action], model: undefined, raced: true };
+      }
       const learnt = { ...facts, writes: [...facts.writes, action], model: afterWrite(facts.model, action) };
       return action.kind === 'deploy' && result.at !== undefined ? { ...learnt, deployedAt: result.at } : learnt;
     }

@@ -3,7 +3,7 @@
 // Nothing is deleted that the resource does not own, or under a key another lattice's model holds.
 import type { Call } from './application.js';
 import { exhausted, respond, withFormer, type Decision, type Step } from './answer.js';
-import { collision, modelNameOf, shadowedLattice, unreadableKey } from './collisions.js';
+import { modelNameOf, shadowedLattice, squatter, unreadableKey } from './collisions.js';
 import type { LatticeFacts } from './facts.js';
 import { isWadmName } from './names.js';
 import { adopts, ownership } from './ownership.js';
@@ -51,7 +51,7 @@ function finalizeHere(call: Call, facts: LatticeFacts): Decision {
   if (facts.model === undefined) return { action: { kind: 'read-model' } };
   if (facts.model === null) return done(verdict('Deleted', `Deleted from wadm lattice "${app.lattice}"`));
   // The key holds another lattice's model: delete would purge it with all its versions.
-  const squatted = facts.model.storedName === undefined ? undefined : collision(modelNameOf(app), { storedName: facts.model.storedName });
+  const squatted = squatter(modelNameOf(app), facts.model);
   if (squatted)
     return done(
       verdict(

@@ -8,7 +8,7 @@
 // finalize deletes in every one (Delete) or leaves them all (Orphan). What was done is said once,
 // in the message of that answer; a lattice that could not be cleaned yet stays listed, and said.
 import type { Call } from './application.js';
-import { collision, modelNameOf, unreadableKey } from './collisions.js';
+import { modelNameOf, squatter, unreadableKey } from './collisions.js';
 import { NO_FACTS, type Action, type LatticeFacts } from './facts.js';
 import { isWadmName } from './names.js';
 import { byCodeUnits } from './order.js';
@@ -73,7 +73,7 @@ function retireOne(call: Call, lattice: string, facts: LatticeFacts, cleanup: Cl
   }
   if (facts.model === undefined) return { action: { kind: 'read-model', fresh: true } };
   if (facts.model === null) return { done: true, ...(done && { note: done }) };
-  if (collision(modelNameOf({ lattice, ref: app.ref }), { storedName: facts.model.storedName })) return { done: true };
+  if (squatter(modelNameOf({ lattice, ref: app.ref }), facts.model)) return { done: true };
   const owner = ownership(app, facts.model, undefined, false);
   if ('read' in owner) return { action: { kind: 'read-version', version: owner.read } };
   if (owner.is === 'foreign') return { done: true };

@@ -54,7 +54,7 @@ export class LatticeGateway {
         return { kind: 'model', model: await this.readModel(lattice, name, action.fresh === true) };
       case 'read-version': {
         const read = await this.client.metadata(lattice, name, action.version);
-        return { kind: 'version', version: action.version, facts: read && versionFacts(action.version, read.annotations, read.bytes) };
+        return { kind: 'version', version: action.version, facts: read && versionFacts(action.version, read) };
       }
       case 'read-key':
         return { kind: 'key', key: modelKey(action.key), holds: await this.keyHolds(action.key) };
@@ -72,7 +72,7 @@ export class LatticeGateway {
         const outcome = await this.client.put(lattice, action.body);
         if (outcome.kind === 'created') {
           this.indexHolds(lattice);
-          return { kind: 'done' };
+          return outcome.versions === undefined ? { kind: 'done' } : { kind: 'done', versions: outcome.versions };
         }
         return outcome.kind === 'exists' ? { kind: 'stale' } : outcome;
       }
@@ -146,7 +146,7 @@ export class LatticeGateway {
     const model: ModelFacts = {
       versions: versions.map((v) => v.version),
       deployedVersion: versions.find((v) => v.deployed)?.version ?? null,
-      known: { [newest.version]: versionFacts(newest.version, metadata.annotations, metadata.bytes) },
+      known: { [newest.version]: versionFacts(newest.version, metadata) },
       storedName: metadata.name,
     };
     const sizes = this.knowledge.sizes(lattice, name);
@@ -154,8 +154,11 @@ export class LatticeGateway {
   }
 }
 
-function versionFacts(version: string, annotations: Record<string, string>, bytes: number): VersionFacts {
-  return { version, owner: annotations[OWNER_ANNOTATION] ?? null, contentHash: annotations[CONTENT_HASH_ANNOTATION] ?? null, bytes };
+function versionFacts(
+  version: string,
+  { name, annotations, bytes }: { name: string; annotations: Record<string, string>; bytes: number },
+): VersionFacts {
+  return { version, owner: annotations[OWNER_ANNOTATION] ?? null, contentHash: annotations[CONTENT_HASH_ANNOTATION] ?? null, bytes, name };
 }
 
 /** notfound: the model is not what we read a moment ago; the core reads it again. */

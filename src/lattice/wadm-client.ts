@@ -8,7 +8,15 @@ import { LatticeLimiters } from './limiter.js';
 import { timeLeft } from '../plumbing/deadline.js';
 import { apiSubject, grantFor, type ModelOperation } from './subjects.js';
 import type { KeyHolds } from '../core/facts.js';
-import { GetReplySchema, ListReplySchema, ReplySchema, StatusReplySchema, VersionsReplySchema, type WadmStatus } from './wire.js';
+import {
+  GetReplySchema,
+  ListReplySchema,
+  PutReplySchema,
+  ReplySchema,
+  StatusReplySchema,
+  VersionsReplySchema,
+  type WadmStatus,
+} from './wire.js';
 import type { Static } from '@sinclair/typebox';
 
 export interface WadmClientOptions {
@@ -27,13 +35,15 @@ export interface WadmClientOptions {
 const SHAREABLE: ReadonlySet<ModelOperation> = new Set(['versions', 'get', 'status', 'history']);
 const PROBE_NAME = 'wasmcloud-metacontroller-liveness';
 
-export type PutOutcome = { kind: 'created' } | { kind: 'exists' } | { kind: 'rejected'; message: string };
+/** `versions`: how many versions the model holds after the put, as wadm counted them. */
+export type PutOutcome = { kind: 'created'; versions?: number } | { kind: 'exists' } | { kind: 'rejected'; message: string };
 export type WriteOutcome = { kind: 'done' } | { kind: 'notfound' } | { kind: 'rejected'; message: string };
 
 /** A manifest as wadm returns it: the fields we read are checked, the rest passes through. */
 type StoredManifest = NonNullable<Static<typeof GetReplySchema>['manifest']> & Record<string, unknown>;
 
 const checkReply = compile<Static<typeof ReplySchema>>(ReplySchema);
+const checkPut = compile<Static<typeof PutReplySchema>>(PutReplySchema);
 const checkVersions = compile<Static<typeof VersionsReplySchema>>(VersionsReplySchema);
 const checkGet = compile<Static<typeof GetReplySchema>>(GetReplySchema);
 const checkList = compile<Static<typeof ListReplySchema>>(ListReplySchema);
@@ -109,16 +119,24 @@ export class WadmClient {
   }
 
   async put(lattice: string, manifestJson: string): Promise<PutOutcome> {
-    const reply = await this.call(lattice, 'put', undefined, manifestJson, checkReply, 'application/json');
-    if (reply.result === 'created' || reply.result === 'newversion') return { kind: 'created' };
+    const reply = await this.call(lattice, 'put', undefined, manifestJson, checkPut, 'application/json');
+    // `created` and `newversion` alike: wadm says which from the count it stored, which the core
+    // compares with the versions it read (a first put that raced another's meets a model).
+    if (reply.result === 'created' || reply.result === 'newversion') {
+      return reply.total_versions === undefined ? { kind: 'created' } : { kind: 'created', versions: reply.total_versions };
+    }
     const message = reply.message ?? '';
     // wadm has no idempotent put: an existing version is an error we must recognise by text.
     if (/Manifest version .* already exists/.test(message)) return { kind: 'exists' };
     return { kind: 'rejected', message };
   }
 
-  deploy(lattice: string, name: string, version: string): Promise<WriteOutcome> {
-    return this.write(lattice, 'deploy', name, JSON.stringify({ version }), 'acknowledged');
+  async deploy(lattice: string, name: string, version: string): Promise<WriteOutcome> {
+    const outcome = await this.write(lattice, 'deploy', name, JSON.stringify({ version }), 'acknowledged');
+    // The version we put is gone: another wadm instance's put of a racing first version replaced
+    // the model (wadm writes a new key without compare-and-set). The model is not what we read.
+    if (outcome.kind === 'rejected' && /does not have (a|the specified) version/.test(outcome.message)) return { kind: 'notfound' };
+    return outcome;
   }
 
   undeploy(lattice: string, name: string): Promise<WriteOutcome> {

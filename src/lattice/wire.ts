@@ -37,6 +37,13 @@ export type WadmStatus = Static<typeof WadmStatusSchema>;
 
 export const ReplySchema = Type.Object({ result: Type.String(), message: Type.Optional(Type.String()) });
 
+/** `model.put`'s reply: `total_versions` counts the versions the model holds after the put (wadm 0.21). */
+export const PutReplySchema = Type.Object({
+  result: Type.String(),
+  message: Type.Optional(Type.String()),
+  total_versions: Type.Optional(Type.Integer({ minimum: 1 })),
+});
+
 export const VersionsReplySchema = Type.Object({
   result: Type.String(),
   message: Type.Optional(Type.String()),

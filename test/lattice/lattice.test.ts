@@ -65,7 +65,7 @@ async function rejects(promise: Promise<unknown>, reason: string) {
 describe('the wadm client', () => {
   it('puts a manifest once and recognises "already exists" on the second put', async () => {
     const { body, version } = manifest();
-    assert.deepEqual(await client.put('default', body), { kind: 'created' });
+    assert.deepEqual(await client.put('default', body), { kind: 'created', versions: 1 });
     assert.deepEqual(await client.put('default', body), { kind: 'exists' });
     assert.deepEqual(await client.versions('default', 'hello-world'), [{ version, deployed: false }]);
     assert.equal(wadm.requests[0]!.contentType, 'application/json');
@@ -128,12 +128,14 @@ describe('the wadm client', () => {
     assert.deepEqual(requests, ['versions:timeout', 'versions:no_responders']);
   });
 
-  it("maps wadm refusing a deploy to rejected with wadm's message", async () => {
+  it("maps a deploy of a version wadm does not hold to notfound, any other refusal to rejected with wadm's message", async () => {
     const { body } = manifest();
     await client.put('default', body);
-    const outcome = await client.deploy('default', 'hello-world', 'nope');
-    assert.equal(outcome.kind, 'rejected');
-    assert.match((outcome as { message: string }).message, /does not have a version 'nope'/);
+    // What a caller meets when another wadm instance's put replaced the model it put into.
+    assert.deepEqual(await client.deploy('default', 'hello-world', 'nope'), { kind: 'notfound' });
+    const refusal = "Component identifier 'x' is already deployed in a different application 'y'.";
+    wadm.inject('deploy', { kind: 'error', message: refusal });
+    assert.deepEqual(await client.deploy('default', 'hello-world', 'nope'), { kind: 'rejected', message: refusal });
   });
 
   it('refuses to build a subject from a name with a wildcard or a dot', async () => {

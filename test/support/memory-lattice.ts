@@ -10,6 +10,8 @@ interface StoredVersion {
   contentHash: string | null;
   /** The manifest's size, as wadm would store it (the put body's, here). */
   bytes?: number;
+  /** `metadata.name`, when a test gives it: another lattice's version under a shared key (a put's is its body's). */
+  name?: string;
 }
 
 interface Model {
@@ -100,10 +102,13 @@ export class MemoryLattice {
       case 'put': {
         if (model?.versions.has(action.version)) return { kind: 'stale' };
         const target = model ?? { versions: new Map(), deployed: null };
-        target.versions.set(action.version, { owner: action.owner, contentHash: action.contentHash, bytes: action.bytes });
+        const stored = (JSON.parse(action.body) as { metadata?: { name?: unknown } }).metadata?.name;
+        const named = typeof stored === 'string' ? { name: stored } : {};
+        target.versions.set(action.version, { owner: action.owner, contentHash: action.contentHash, bytes: action.bytes, ...named });
         this.bodies.set(action.version, action.body);
         this.models.set(name, target);
-        return { kind: 'done' };
+        // As wadm: the count of versions the model holds after the put.
+        return { kind: 'done', versions: target.versions.size };
       }
       case 'deploy':
         if (!model?.versions.has(action.version)) return { kind: 'stale' };
@@ -132,7 +137,10 @@ export class MemoryLattice {
   private facts(model: Model) {
     const versions = [...model.versions.keys()];
     const latest = versions[versions.length - 1]!;
-    return { versions, deployedVersion: model.deployed, known: { [latest]: { version: latest, ...model.versions.get(latest)! } } };
+    const stored = model.versions.get(latest)!;
+    // As the gateway: the newest manifest's name, when known, comes with every model read.
+    const named = stored.name === undefined ? {} : { storedName: stored.name };
+    return { versions, deployedVersion: model.deployed, known: { [latest]: { version: latest, ...stored } }, ...named };
   }
 }
 

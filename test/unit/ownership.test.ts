@@ -1,6 +1,7 @@
-// Ownership by history and drift healing, in the core: a model is ours when any version carries
-// our owner annotation; a version deployed outside Kubernetes is replaced at the next sync; writes
-// are decided on what wadm said during the call, never on remembered facts.
+// Ownership by history and drift healing, in the core: a model is ours when its oldest version
+// carries our owner annotation (or, that naming none, when any version does); a version deployed
+// outside Kubernetes is replaced at the next sync; writes are decided on what wadm said during the
+// call, never on remembered facts.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { callOf } from '../../src/core/application.js';

@@ -121,7 +121,8 @@ describe('sync of a deployed application', () => {
     assert.notEqual(edit.response.status.version, first.response.status.version);
 
     const revert = await sync(lattice, wasmApp().build());
-    assert.deepEqual(kinds(revert.actions), ['read-model', 'deploy']);
+    // The oldest version is read: its owner annotation says whose the model is (ownership.ts).
+    assert.deepEqual(kinds(revert.actions), ['read-model', 'read-version', 'deploy']);
     assert.equal(lattice.model('hello-world')!.deployed, first.response.status.version);
     assert.equal(lattice.model('hello-world')!.versions.size, 2);
   });

@@ -136,7 +136,7 @@ export function ownersOf(memory: MemoryLattice, name: string): (string | null)[]
   return [...model.versions.values()].map((v) => v.owner);
 }
 
-/** Invariant 3: a write goes only to a model this resource owns by history (or adopts while every version is unowned). */
+/** Invariant 3: a write goes only to a model this resource owns by history (its oldest version's owner; or, that naming none, any version's, or adopting while every version is unowned). */
 export class OwnershipGuard implements Lattice {
   owner = '';
   adopt = false;
@@ -148,7 +148,12 @@ export class OwnershipGuard implements Lattice {
     if (isWrite(action)) {
       this.writes++;
       const owners = ownersOf(this.memory, name);
-      const ours = owners === undefined || owners.includes(this.owner) || (this.adopt && owners.every((o) => o === null));
+      // The oldest version's owner, when it names one, says whose the model is: a later version of
+      // another owner is a stray of a racing first put (src/core/ownership.ts).
+      const first = owners?.[0] ?? null;
+      const ours =
+        owners === undefined ||
+        (first !== null ? first === this.owner : owners.includes(this.owner) || (this.adopt && owners.every((o) => o === null)));
       if (!ours)
         this.violations.push(
           `${action.kind} on model "${name}" whose versions are owned by ${JSON.stringify(owners)}, by resource ${this.owner} (adopt: ${this.adopt})`,
