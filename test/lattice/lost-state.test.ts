@@ -76,6 +76,9 @@ describe("wadm's store lost", () => {
       const names = ['alpha', 'beta', 'gamma'];
       // Both replicas remember every application and answer it from memory.
       const versions = await settled(names, [mc, mcSecond]);
+      wadm.reset();
+      for (const name of names) for (const each of [mc, mcSecond]) await each.reconcile('default', name);
+      assert.equal(wadm.count(), 0, 'answered from memory by both replicas');
 
       await wadm.restartOnEmptyStore();
       wadm.reset();
