@@ -8,8 +8,9 @@
 //
 // wadm answers the list in one NATS message: past the server's max_payload (a few thousand
 // applications) it cannot send it, and the list times out. Such a lattice is not listed again for
-// unlistedRetryMs; meanwhile no list confirms its models, so each application reads its own once
-// per check period instead (knowledge.ts), as does any lattice whose list failed otherwise.
+// unlistedRetryMs; one whose list failed otherwise (no wadm, a storage error) for failedRetryMs,
+// so that no call sends a list that just failed. Meanwhile no list confirms the lattice's models,
+// so each application reads its own once per check period instead (knowledge.ts).
 import { contradicted, type ListedModel } from '../core/census.js';
 import { timeLeft } from '../plumbing/deadline.js';
 import { WadmUnavailableError } from './errors.js';
@@ -25,6 +26,8 @@ export interface CensusOptions {
   wadmTimeoutMs: number;
   /** A lattice whose list timed out is not listed again for this long. */
   unlistedRetryMs: number;
+  /** A lattice whose list failed otherwise is not listed again for this long. */
+  failedRetryMs: number;
   /** After every check: how many remembered models it forgot, or why the list could not be read. */
   onCheck?: (lattice: string, outcome: CheckOutcome, detail: { forgotten: number } | { error: WadmUnavailableError }) => void;
 }
@@ -34,7 +37,7 @@ const MAX_UNLISTED = 10_000;
 
 export class LatticeCensus {
   private readonly inFlight = new Map<string, Promise<void>>();
-  /** Lattices whose list timed out, and until when it is not asked again. */
+  /** Lattices whose list failed, and until when it is not asked again. */
   private readonly unlistedUntil = new Map<string, number>();
 
   constructor(
@@ -65,10 +68,9 @@ export class LatticeCensus {
       if (!(err instanceof WadmUnavailableError)) throw err;
       // Only a timeout after the whole wait says "too large": one cut short by the call's own
       // budget says nothing of the lattice.
-      if (err.reason === 'Timeout' && wholeWait) {
-        if (this.unlistedUntil.size >= MAX_UNLISTED) this.unlistedUntil.clear();
-        this.unlistedUntil.set(lattice, at + this.options.unlistedRetryMs);
-      }
+      const tooLarge = err.reason === 'Timeout' && wholeWait;
+      if (this.unlistedUntil.size >= MAX_UNLISTED) this.unlistedUntil.clear();
+      this.unlistedUntil.set(lattice, at + (tooLarge ? this.options.unlistedRetryMs : this.options.failedRetryMs));
       this.options.onCheck?.(lattice, 'unlisted', { error: err });
       return;
     }

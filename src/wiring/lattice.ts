@@ -108,14 +108,15 @@ export function createLatticeLayer(deps: {
       `checking lattice "${lattice}"'s index key through its own list of applications, which grows with it (SECURITY.md)`,
     );
   };
-  // A lattice whose list could not be read: said once per process and lattice (a timeout keeps it
-  // unlisted for UNLISTED_RETRY_MS; its models are then read one by one each period).
+  // A lattice whose list could not be read: said once per process, lattice and reason (a timeout
+  // keeps it unlisted for UNLISTED_RETRY_MS; its models are then read one by one each period).
   const unlisted = new Set<string>();
   const census = new LatticeCensus(knowledge, {
     list: (lattice) => client.list(lattice),
     now,
     wadmTimeoutMs: config.wadmTimeoutMs,
     unlistedRetryMs: UNLISTED_RETRY_MS,
+    failedRetryMs: CHECK_PERIOD_MS,
     onCheck: (lattice, outcome, detail) => {
       metrics.latticeChecks.inc({ outcome });
       if ('forgotten' in detail && detail.forgotten > 0)
@@ -123,8 +124,10 @@ export function createLatticeLayer(deps: {
           { lattice, applications: detail.forgotten },
           `wadm's list of lattice "${lattice}" contradicts what this replica remembers of ${detail.forgotten} application(s) (changed outside Kubernetes, or wadm lost its store): reading them again`,
         );
-      if (!('error' in detail) || unlisted.has(lattice) || unlisted.size >= 1000) return;
-      unlisted.add(lattice);
+      if (!('error' in detail)) return;
+      const said = `${detail.error.reason} ${lattice}`;
+      if (unlisted.has(said) || unlisted.size >= 1000) return;
+      unlisted.add(said);
       logger.warn(
         { lattice, reason: detail.error.reason, err: detail.error.message },
         `could not list lattice "${lattice}" (${detail.error.reason}; wadm cannot send a list past NATS's max_payload, which then times out): each of its applications reads its own model once per resync period instead`,
