@@ -6,9 +6,10 @@
 // One request per lattice and period, however many applications the lattice has, and only on
 // subjects the service's NATS user has anyway (SECURITY.md).
 //
-// wadm answers the list in one NATS message: past the server's max_payload (a few thousand
-// applications) it cannot send it, and the list times out. Such a lattice is not listed again for
-// unlistedRetryMs; one whose list failed otherwise (no wadm, a storage error) for failedRetryMs,
+// wadm answers the list in one NATS message: past the server's max_payload (about 1,300 deployed
+// applications of three scalers at 1 MiB) it cannot send it, and the list times out. Such a
+// lattice is not listed again for unlistedRetryMs; one whose list failed otherwise (no wadm, a
+// storage error) for failedRetryMs,
 // so that no call sends a list that just failed. Meanwhile no list confirms the lattice's models,
 // so each application reads its own once per check period instead (knowledge.ts).
 import { contradicted, type ListedModel } from '../core/census.js';
