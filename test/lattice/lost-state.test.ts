@@ -6,7 +6,7 @@
 // past one check period (60 s, Metacontroller's resync period) lists each lattice once, finds the
 // models gone, and puts and deploys each application again at the same version; Ready=True comes
 // back only once wadm reports the redeploy. Periods are counted on the service's own clock
-// (testClock), never timed.
+// (testClock), never timed. Also: a list that fails, and a lattice too crowded to list.
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CHECK_PERIOD_MS } from '../../src/wiring/lattice.js';
@@ -122,6 +122,32 @@ describe("wadm's store lost", () => {
     assert.deepEqual(wadm.requests, [{ op: 'get', lattice: 'default' }], `one list for ${names.length} applications`);
     for (const name of names) await mc.reconcile('default', name);
     assert.equal(wadm.count(), 1, 'and memory again for the rest of the period');
+    for (const name of names) assert.ok(isReady(mc.get('default', name)), name);
+  });
+});
+
+describe("a list that fails while wadm's store is unreadable", () => {
+  it('answers from wadm, never from memory, and is not sent again before the next period', async () => {
+    const names = ['one', 'two'];
+    await settled(names);
+    await wadm.storeReadable(false);
+    try {
+      wadm.reset();
+      clock.advance(CHECK_PERIOD_MS);
+      for (const name of names) {
+        await mc.reconcile('default', name);
+        assert.equal(condition(mc.get('default', name), 'Ready')?.reason, 'LatticeUnavailable', name);
+      }
+      // wadm's storage errors are retried three times, as for every read (wadm-client.ts).
+      assert.equal(lists('default'), 4, 'one list for the lattice, failed');
+    } finally {
+      await wadm.storeReadable(true);
+    }
+    for (const name of names) await mc.waitFor('default', name, isReady, WADM_WAIT);
+    assert.equal(lists('default'), 4, 'not listed again within the period: each model was read instead');
+    clock.advance(CHECK_PERIOD_MS);
+    for (const name of names) await mc.reconcile('default', name);
+    assert.equal(lists('default'), 5, 'listed again the next period');
     for (const name of names) assert.ok(isReady(mc.get('default', name)), name);
   });
 });
