@@ -1,11 +1,14 @@
 // Performs the core's actions against wadm for one application and reports the results in the
 // core's terms. Everything wadm- and NATS-specific about an action lives here, and so does the
-// rule for using what Knowledge remembers: only while connected, and only while the lattice's
-// wadm has answered within the liveness window (else one shared probe asks it first).
+// rule for using what Knowledge remembers: only while connected, only while the lattice's wadm has
+// answered within the liveness window (else one shared probe asks it first), and only while the
+// model was read or its lattice listed within the check period (else one shared list asks first:
+// census.ts).
 import { modelKey, type ModelName } from '../core/collisions.js';
 import type { Action, ActionResult, KeyHolds, ModelFacts, VersionFacts } from '../core/facts.js';
 import { CONTENT_HASH_ANNOTATION, OWNER_ANNOTATION } from '../core/names.js';
 import { WadmUnavailableError } from './errors.js';
+import type { LatticeCensus } from './census.js';
 import type { Knowledge } from './knowledge.js';
 import type { LatticeWatch } from './watch.js';
 import type { WadmClient, WriteOutcome } from './wadm-client.js';
@@ -25,6 +28,7 @@ export class LatticeGateway {
     private readonly client: WadmClient,
     private readonly knowledge: Knowledge,
     private readonly watch: LatticeWatch,
+    private readonly census: LatticeCensus,
     private readonly isConnected: () => boolean,
     /** A read-key NATS refused, answered from the lattice's own list instead: said once per lattice. */
     private readonly onKeyReadRefused: (lattice: string, message: string) => void = () => undefined,
@@ -130,6 +134,7 @@ export class LatticeGateway {
   }
 
   private async readModel(lattice: string, name: string, fresh: boolean): Promise<ModelFacts | null> {
+    if (!fresh && this.knowledge.needsCheck(lattice, name)) await this.census.check(lattice);
     const remembered = fresh ? undefined : this.knowledge.model(lattice, name);
     if (remembered === undefined) return this.fetchModel(lattice, name);
     if (!this.knowledge.isAlive(lattice)) await this.client.probe(lattice);
@@ -139,10 +144,10 @@ export class LatticeGateway {
   private async fetchModel(lattice: string, name: string): Promise<ModelFacts | null> {
     const versions = await this.client.versions(lattice, name);
     const newest = versions?.[versions.length - 1];
-    if (!versions || !newest) return null;
+    if (!versions || !newest) return this.absent(lattice, name);
     const metadata = await this.client.metadata(lattice, name);
     // Deleted between the two requests: there is no model.
-    if (metadata === null) return null;
+    if (metadata === null) return this.absent(lattice, name);
     const model: ModelFacts = {
       versions: versions.map((v) => v.version),
       deployedVersion: versions.find((v) => v.deployed)?.version ?? null,
@@ -151,6 +156,12 @@ export class LatticeGateway {
     };
     const sizes = this.knowledge.sizes(lattice, name);
     return sizes ? { ...model, sizes } : model;
+  }
+
+  /** wadm has no such model: nothing it said of one before speaks of the next (knowledge.ts). */
+  private absent(lattice: string, name: string): null {
+    this.knowledge.absent(lattice, name);
+    return null;
   }
 }
 

@@ -15,7 +15,10 @@
 //   - watching(lattice, false): the lattice's subscriptions were refused or dropped (watch.ts);
 //   - reset(): the NATS connection was lost or made again (wiring/lattice.ts);
 //   - time: the lattice's wadm answered nothing within livenessMs (answered() is called on
-//     every answer, wiring/lattice.ts), or the model was read longer than modelTtlMs ago;
+//     every answer, wiring/lattice.ts), or the model was read longer than modelTtlMs ago, or
+//     neither it was read nor its lattice listed within checkPeriodMs (checked());
+//   - checked(): the lattice's list no longer shows the model as remembered (core/census.ts);
+//   - absent(): a read found no model: whatever wadm said of it before is void;
 //   - capacity: the entry is evicted, least recently used first.
 //
 // What may be remembered is narrow on purpose: only models that are ours, since a `wash app put`
@@ -42,6 +45,12 @@ export interface KnowledgeOptions {
   deployGraceMs: number;
   /** Remembered facts of a lattice are used only while its wadm answered within this time. */
   livenessMs: number;
+  /**
+   * A remembered model is used only while it was read, or its lattice listed (checked()), within
+   * this time: wadm can lose its store and start again empty without a word (core/census.ts).
+   * Absent: only the TTL bounds it (no list is asked for).
+   */
+  checkPeriodMs?: number;
   now: () => number;
 }
 
@@ -89,6 +98,8 @@ export class Knowledge {
   private resetAt = 0;
   /** Lattices whose subscriptions are down: nothing of them is remembered. */
   private readonly unwatched = new Set<string>();
+  /** When each lattice's list last confirmed what is remembered of its models (checked()). */
+  private readonly checkedAt = new Map<string, number>();
 
   constructor(private readonly options: KnowledgeOptions) {
     this.entries = new Lru(options.capacity);
@@ -126,12 +137,61 @@ export class Knowledge {
     return at !== undefined && this.options.now() - at < this.options.livenessMs;
   }
 
-  /** The remembered model, marked as such, while within its TTL. */
+  /** The remembered model, marked as such, while within its TTL and confirmed within the check period. */
   model(lattice: string, name: string): ModelFacts | undefined {
-    if (this.unwatched.has(lattice)) return undefined;
-    const model = this.entries.get(key(lattice, name))?.model;
-    if (!model || this.options.now() - model.readAt >= this.options.modelTtlMs) return undefined;
-    return { ...model.facts, remembered: true };
+    const model = this.usable(lattice, this.entries.get(key(lattice, name)));
+    return model && { ...model.facts, remembered: true };
+  }
+
+  /** A model is remembered within its TTL, but neither read nor listed within the check period: list the lattice first. */
+  needsCheck(lattice: string, name: string): boolean {
+    const model = this.unwatched.has(lattice) ? undefined : this.entries.get(key(lattice, name))?.model;
+    return model !== undefined && this.withinTtl(model) && !this.confirmed(lattice, model);
+  }
+
+  /** The models remembered in this lattice within their TTL, by name: what its list is compared with. */
+  remembered(lattice: string): Map<string, ModelFacts> {
+    const models = new Map<string, ModelFacts>();
+    if (this.unwatched.has(lattice)) return models;
+    const prefix = `${lattice}/`;
+    for (const [k, entry] of this.entries.entries())
+      if (k.startsWith(prefix) && entry.model && this.withinTtl(entry.model)) models.set(k.slice(prefix.length), entry.model.facts);
+    return models;
+  }
+
+  /**
+   * The lattice was listed when `at` (before the list was sent): the models it contradicts are
+   * forgotten, the others are confirmed as of then.
+   */
+  checked(lattice: string, at: number, contradicted: readonly string[]): void {
+    for (const name of contradicted) this.forgetModel(lattice, name);
+    if (!this.unwatched.has(lattice)) this.checkedAt.set(lattice, Math.max(at, this.checkedAt.get(lattice) ?? at));
+  }
+
+  /**
+   * A read found no model: the status, deploy and announcement remembered of it speak of a model
+   * wadm no longer has (its store may have been lost), never of the one a put and deploy make next.
+   */
+  absent(lattice: string, name: string): void {
+    const k = key(lattice, name);
+    const entry = this.entries.get(k);
+    if (entry && (entry.status || entry.deploy || entry.announced))
+      this.entries.set(k, entryOf(entry, { status: undefined, deploy: undefined, announced: undefined }));
+  }
+
+  private usable(lattice: string, entry: Entry | undefined): Entry['model'] {
+    if (this.unwatched.has(lattice) || !entry?.model) return undefined;
+    return this.withinTtl(entry.model) && this.confirmed(lattice, entry.model) ? entry.model : undefined;
+  }
+
+  private withinTtl(model: NonNullable<Entry['model']>): boolean {
+    return this.options.now() - model.readAt < this.options.modelTtlMs;
+  }
+
+  /** Read, or its lattice listed, within the check period. */
+  private confirmed(lattice: string, model: NonNullable<Entry['model']>): boolean {
+    const since = Math.max(model.readAt, this.checkedAt.get(lattice) ?? model.readAt);
+    return this.options.now() - since < (this.options.checkPeriodMs ?? Infinity);
   }
 
   /** A point to compare against in remember(): events after it make what was read stale. */
@@ -183,6 +243,7 @@ export class Knowledge {
   watching(lattice: string, up: boolean): void {
     if (up) return void this.unwatched.delete(lattice);
     this.unwatched.add(lattice);
+    this.checkedAt.delete(lattice);
     const prefix = `${lattice}/`;
     for (const k of this.entries.keys()) if (k.startsWith(prefix)) this.entries.delete(k);
   }
@@ -206,6 +267,7 @@ export class Knowledge {
   reset(): void {
     this.entries.clear();
     this.answeredAt.clear();
+    this.checkedAt.clear();
     this.resetAt = ++this.seq;
   }
 
@@ -240,13 +302,12 @@ export class Knowledge {
   /**
    * Everything an answer about this application may depend on, as one object identity: the same
    * object means nothing known changed. Undefined while the lattice's wadm has not answered within
-   * livenessMs or nothing is remembered: an answer then needs wadm, and so would its reuse.
+   * livenessMs or no model is remembered that may be used (model()): an answer then needs wadm,
+   * and so would its reuse.
    */
   stamp(lattice: string, name: string): object | undefined {
-    if (this.unwatched.has(lattice)) return undefined;
     const entry = this.entries.get(key(lattice, name));
-    if (!entry?.model || !this.isAlive(lattice) || this.options.now() - entry.model.readAt >= this.options.modelTtlMs) return undefined;
-    return entry;
+    return this.usable(lattice, entry) && this.isAlive(lattice) ? entry : undefined;
   }
 
   /** The status, and how it stands to this replica's own deploy (core/evidence.ts weighs it). */

@@ -247,7 +247,7 @@ export const VARIABLES = {
     env: 'MODEL_CACHE_TTL_SECONDS',
     default: '300',
     description:
-      "How long what wadm said about an application's versions is trusted without asking again. wadm's deploy/undeploy events and our own writes update it at once; a `wash app put` or delete by someone else is noticed within this time. 0 disables the cache.",
+      "How long what wadm said about an application's versions is trusted without reading it again. wadm's deploy/undeploy events and our own writes update it at once; past 60 s it is used only once the lattice's list confirms its newest and deployed version (so a delete, a `wash app put` or a lost wadm store is noticed within 60 s), and anything else changed outside is noticed within this time. 0 disables the cache.",
     parse: integer(0, 3600),
   },
   cacheEntries: {

@@ -42,6 +42,11 @@ export class Lru<K, V> {
     return [...this.map.keys()];
   }
 
+  /** Every entry, least recently used first, without counting as a use; the map must not change meanwhile. */
+  entries(): IterableIterator<[K, V]> {
+    return this.map.entries();
+  }
+
   clear(): void {
     this.map.clear();
     this.newest = undefined;

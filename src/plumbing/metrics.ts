@@ -62,6 +62,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly latticeChecks = new Counter({
+    name: `${PREFIX}lattice_checks_total`,
+    help: "Lists of a lattice's applications read to check what this replica remembers of wadm, by outcome: confirmed, contradicted (models read again), unlisted (the list could not be read).",
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly answers: Counter<'source'> = new Counter({
     name: `${PREFIX}hook_answers_total`,
     help: 'Hook answers by source: reused from memory (a settled application) or computed.',

@@ -5,6 +5,7 @@ import { DEPLOY_GRACE_MS } from '../core/evidence.js';
 import type { Config } from '../plumbing/config.js';
 import type { Metrics } from '../plumbing/metrics.js';
 import type { NatsLink } from '../lattice/connection.js';
+import { LatticeCensus } from '../lattice/census.js';
 import { LatticeGateway } from '../lattice/gateway.js';
 import { Knowledge } from '../lattice/knowledge.js';
 import { WadmClient } from '../lattice/wadm-client.js';
@@ -29,6 +30,16 @@ function watchIdleMs(modelTtlMs: number): number {
 /** A refused or failed subscription is tried again after this long (and logged again then). */
 const WATCH_RETRY_MS = 5 * 60_000;
 
+/**
+ * A remembered model is used only while it was read, or its lattice listed, within this time:
+ * Metacontroller's resyncPeriodSeconds for settled objects, so that wadm's lost store is noticed
+ * within one resync period (lattice/census.ts).
+ */
+export const CHECK_PERIOD_MS = 60_000;
+
+/** A lattice whose list timed out (too large for one NATS message) is listed again after this long. */
+const UNLISTED_RETRY_MS = 10 * CHECK_PERIOD_MS;
+
 export interface LatticeOptions {
   /** How long after a deploy an older status is not trusted without evidence (core/evidence.ts). */
   deployGraceMs?: number;
@@ -48,6 +59,7 @@ export function createLatticeLayer(deps: {
     modelTtlMs: config.modelCacheTtlSeconds * 1000,
     deployGraceMs: options.deployGraceMs ?? DEPLOY_GRACE_MS,
     livenessMs: LIVENESS_MS,
+    checkPeriodMs: CHECK_PERIOD_MS,
     now,
   });
   const log = logger.child({ component: 'lattice-watch' });
@@ -96,5 +108,32 @@ export function createLatticeLayer(deps: {
       `checking lattice "${lattice}"'s index key through its own list of applications, which grows with it (SECURITY.md)`,
     );
   };
-  return { gateway: new LatticeGateway(client, knowledge, watch, link.isConnected, onKeyReadRefused), knowledge, client, watch };
+  // A lattice whose list could not be read: said once per process, lattice and reason (a timeout
+  // keeps it unlisted for UNLISTED_RETRY_MS; its models are then read one by one each period).
+  const unlisted = new Set<string>();
+  const census = new LatticeCensus(knowledge, {
+    list: (lattice) => client.list(lattice),
+    now,
+    wadmTimeoutMs: config.wadmTimeoutMs,
+    unlistedRetryMs: UNLISTED_RETRY_MS,
+    failedRetryMs: CHECK_PERIOD_MS,
+    onCheck: (lattice, outcome, detail) => {
+      metrics.latticeChecks.inc({ outcome });
+      if ('forgotten' in detail && detail.forgotten > 0)
+        logger.warn(
+          { lattice, applications: detail.forgotten },
+          `wadm's list of lattice "${lattice}" contradicts what this replica remembers of ${detail.forgotten} application(s) (changed outside Kubernetes, or wadm lost its store): reading them again`,
+        );
+      if (!('error' in detail)) return;
+      const said = `${detail.error.reason} ${lattice}`;
+      if (unlisted.has(said) || unlisted.size >= 1000) return;
+      unlisted.add(said);
+      logger.warn(
+        { lattice, reason: detail.error.reason, err: detail.error.message },
+        `could not list lattice "${lattice}" (${detail.error.reason}; wadm cannot send a list past NATS's max_payload, which then times out): each of its applications reads its own model once per resync period instead`,
+      );
+    },
+  });
+  const gateway = new LatticeGateway(client, knowledge, watch, census, link.isConnected, onKeyReadRefused);
+  return { gateway, knowledge, client, watch };
 }

@@ -183,6 +183,19 @@ export class WadmRelay {
     this.wadm = await startWadm(this.wadmNatsUrl, ['--api-prefix', REAL_PREFIX, ...this.wadmArgs]);
   }
 
+  /**
+   * wadm stopped, its JetStream state deleted (every stream of the test's server: wadm's KV
+   * buckets of models and hosts, its status, event and command streams), and started again: wadm
+   * recreates them empty, as after the loss of a NATS server's store, and announces nothing.
+   */
+  async restartOnEmptyStore(): Promise<void> {
+    await this.wadm?.stop();
+    this.wadm = undefined;
+    const jsm = await this.nc.jetstreamManager();
+    for await (const stream of jsm.streams.names()) await jsm.streams.delete(stream);
+    await this.startWadm();
+  }
+
   async stop(): Promise<void> {
     await this.wadm?.stop();
     await closeConnection(this.nc);

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import pino from 'pino';
+import { contradicted } from '../../src/core/census.js';
 import type { Action, ActionResult, LatticeStatus } from '../../src/core/facts.js';
 import { fromPolicy, parsePolicy, type Tenancy } from '../../src/core/tenancy.js';
 import { createHooks, type HookName } from '../../src/http/hooks.js';
@@ -20,6 +21,7 @@ const LATTICE = 'default';
 const NAME = 'hello-world';
 const LIVENESS_MS = 5_000;
 const MODEL_TTL_MS = 60_000;
+const CHECK_PERIOD_MS = 30_000;
 const CAPACITY = 4;
 const DEPLOYED: LatticeStatus = { status: { type: 'deployed' } };
 
@@ -32,6 +34,7 @@ function stage() {
     modelTtlMs: MODEL_TTL_MS,
     deployGraceMs: 10_000,
     livenessMs: LIVENESS_MS,
+    checkPeriodMs: CHECK_PERIOD_MS,
     now: clock.now,
   });
   const inputs = {
@@ -44,9 +47,20 @@ function stage() {
     allows: (n, l) => inputs.policy.allows(n, l),
     revision: () => inputs.policy,
   };
+  /** The lattice's list compared with what is remembered, as lattice/census.ts does once a period. */
+  const census = (lattice: string) => {
+    const listed = [...memory.models].map(([model, { versions, deployed }]) => ({
+      name: model,
+      version: [...versions.keys()].at(-1)!,
+      deployed,
+    }));
+    knowledge.checked(lattice, clock.now(), contradicted(knowledge.remembered(lattice), listed));
+    knowledge.answered(lattice);
+  };
   /** As lattice/gateway.ts uses Knowledge: remembered model and status first, every wadm answer noted. */
   const perform = async (lattice: string, name: string, action: Action): Promise<ActionResult> => {
     if (action.kind === 'read-model' && action.lattice === undefined) knowledge.manage(lattice, name);
+    if (action.kind === 'read-model' && !action.fresh && knowledge.needsCheck(lattice, name)) census(lattice);
     if (action.kind === 'read-model' && !action.fresh) {
       const remembered = knowledge.model(lattice, name);
       if (remembered && !knowledge.isAlive(lattice)) knowledge.answered(lattice); // the shared probe
@@ -58,6 +72,7 @@ function stage() {
     }
     const result = await memory.perform(lattice, name, action);
     knowledge.answered(lattice);
+    if (result.kind === 'model' && result.model === null) knowledge.absent(lattice, name);
     if (action.kind === 'deploy' && result.kind === 'done') knowledge.deployed(lattice, name);
     return result;
   };
@@ -112,6 +127,11 @@ const INPUTS: Record<string, { apply(s: Stage): void; hook?: HookName; undo?(s: 
   'subscriptions down': { apply: (s) => s.knowledge.watching(LATTICE, false), undo: (s) => s.knowledge.watching(LATTICE, true) },
   'wadm silent past the liveness window': { apply: (s) => s.clock.advance(LIVENESS_MS) },
   'the model TTL passed': { apply: (s) => s.clock.advance(MODEL_TTL_MS) },
+  // wadm answering other calls all along: only the period stops the reuse, not the liveness window.
+  'a check period passed without a list': { apply: (s) => (s.clock.advance(CHECK_PERIOD_MS), s.knowledge.answered(LATTICE)) },
+  "the lattice's list contradicts the model": { apply: (s) => s.knowledge.checked(LATTICE, s.clock.now(), [NAME]) },
+  'a read found no model': { apply: (s) => s.knowledge.absent(LATTICE, NAME) },
+  'wadm lost its store, a check period ago': { apply: (s) => (s.memory.models.clear(), s.clock.advance(CHECK_PERIOD_MS)) },
   'Knowledge full of other applications': {
     apply: (s) => Array.from({ length: CAPACITY }, (_, i) => s.knowledge.manage(LATTICE, `other-${i}`)),
   },

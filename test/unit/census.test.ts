@@ -1,0 +1,116 @@
+// What a lattice's list says of the models a replica remembers (core/census.ts), and how Knowledge
+// uses a model only while it was read, or its lattice listed, within the check period.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { contradicted, type ListedModel } from '../../src/core/census.js';
+import type { ModelFacts } from '../../src/core/facts.js';
+import { Knowledge } from '../../src/lattice/knowledge.js';
+import { testClock } from '../support/clock.js';
+
+const facts = (versions: string[], deployedVersion: string | null): ModelFacts => ({
+  versions,
+  deployedVersion,
+  known: { [versions.at(-1)!]: { version: versions.at(-1)!, owner: 'default/app', contentHash: 'h' } },
+});
+
+describe('contradicted', () => {
+  const remembered = new Map([
+    ['kept', facts(['v1', 'v2'], 'v2')],
+    ['gone', facts(['v1'], 'v1')],
+    ['newer', facts(['v1'], 'v1')],
+    ['undeployed', facts(['v1'], 'v1')],
+    ['redeployed', facts(['v1', 'v2'], 'v2')],
+  ]);
+  const listed: ListedModel[] = [
+    { name: 'kept', version: 'v2', deployed: 'v2' },
+    { name: 'newer', version: 'v2', deployed: 'v1' },
+    { name: 'undeployed', version: 'v1', deployed: null },
+    { name: 'redeployed', version: 'v2', deployed: 'v1' },
+    { name: 'someone-elses', version: 'x', deployed: 'x' },
+  ];
+
+  it('names the remembered models the list lacks or shows with another newest or deployed version, sorted', () => {
+    assert.deepEqual(contradicted(remembered, listed), ['gone', 'newer', 'redeployed', 'undeployed']);
+  });
+
+  it('names every remembered model when the list is empty (a store lost whole), and none when nothing is remembered', () => {
+    assert.deepEqual(contradicted(remembered, []), ['gone', 'kept', 'newer', 'redeployed', 'undeployed']);
+    assert.deepEqual(contradicted(new Map(), listed), []);
+  });
+});
+
+describe('Knowledge and the check period', () => {
+  const PERIOD = 60_000;
+  function stage() {
+    const clock = testClock();
+    const knowledge = new Knowledge({
+      capacity: 8,
+      modelTtlMs: 300_000,
+      deployGraceMs: 10_000,
+      livenessMs: 5_000,
+      checkPeriodMs: PERIOD,
+      now: clock.now,
+    });
+    const remember = (name: string, model: ModelFacts, lattice = 'default') => {
+      knowledge.manage(lattice, name);
+      knowledge.remember(lattice, name, model, knowledge.checkpoint());
+    };
+    return { clock, knowledge, remember };
+  }
+
+  it('uses a model read within the period, asks for a list past it, and uses it again once the list confirms it', () => {
+    const { clock, knowledge, remember } = stage();
+    remember('app', facts(['v1'], 'v1'));
+    clock.advance(PERIOD - 1);
+    assert.ok(knowledge.model('default', 'app'));
+    assert.equal(knowledge.needsCheck('default', 'app'), false);
+    clock.advance(1);
+    assert.equal(knowledge.model('default', 'app'), undefined);
+    assert.equal(knowledge.needsCheck('default', 'app'), true);
+    knowledge.answered('default');
+    assert.equal(knowledge.stamp('default', 'app'), undefined, 'no answer reused past the period either');
+    knowledge.checked('default', clock.now(), []);
+    assert.deepEqual(knowledge.model('default', 'app')?.versions, ['v1']);
+    assert.ok(knowledge.stamp('default', 'app'));
+  });
+
+  it('forgets what the list contradicts, and only in its lattice', () => {
+    const { clock, knowledge, remember } = stage();
+    remember('a', facts(['v1'], 'v1'));
+    remember('b', facts(['v1'], 'v1'));
+    remember('a', facts(['v1'], 'v1'), 'other');
+    clock.advance(PERIOD);
+    assert.deepEqual([...knowledge.remembered('default').keys()].sort(), ['a', 'b']);
+    knowledge.checked('default', clock.now(), ['a']);
+    assert.equal(knowledge.model('default', 'a'), undefined);
+    assert.equal(knowledge.needsCheck('default', 'a'), false, 'nothing remembered: the next read asks wadm');
+    assert.ok(knowledge.model('default', 'b'));
+    assert.equal(knowledge.needsCheck('other', 'a'), true, "another lattice's models wait for its own list");
+  });
+
+  it('drops the status, deploy and announcement of a model a read found absent', () => {
+    const { knowledge, remember } = stage();
+    remember('app', facts(['v1'], 'v1'));
+    knowledge.forgetModel('default', 'app', 'v1'); // wadm announced the deploy of v1…
+    knowledge.rememberStatus('default', 'app', { status: { type: 'deployed' } }, true); // …then published its status
+    knowledge.deployed('default', 'app');
+    assert.equal(knowledge.status('default', 'app')?.followsDeployOf, 'v1');
+    knowledge.absent('default', 'app');
+    assert.equal(knowledge.status('default', 'app'), undefined, 'what wadm said of a model it no longer has speaks of no redeploy');
+    knowledge.deployed('default', 'app');
+    const after = knowledge.rememberStatus('default', 'app', { status: { type: 'reconciling' } }, false);
+    assert.equal(after.followsDeployOf, undefined);
+  });
+
+  it('confirms nothing of a lattice listed before a reset, or whose subscriptions are down', () => {
+    const { clock, knowledge, remember } = stage();
+    remember('app', facts(['v1'], 'v1'));
+    clock.advance(PERIOD);
+    knowledge.watching('default', false);
+    knowledge.checked('default', clock.now(), []);
+    knowledge.watching('default', true);
+    remember('app', facts(['v1'], 'v1'));
+    clock.advance(PERIOD);
+    assert.equal(knowledge.needsCheck('default', 'app'), true, 'the list taken while unwatched confirmed nothing');
+  });
+});
