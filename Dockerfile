@@ -1,15 +1,16 @@
 # The hook server's image: built with the lockfile, run as a non-root user on a distroless Node.js
-# 24 base without shell or npm. Build: docker build -t <registry>/wasmcloud-metacontroller:<tag> .
-# Node.js 24 is an LTS line supported until 2028-04-30; moving to 26 means changing both bases.
+# 26 base without shell or npm. Build: docker build -t <registry>/wasmcloud-metacontroller:<tag> .
+# Node.js 26 is the active LTS line, supported until 2029-04-30 (24 until 2028-04-30); it was
+# chosen over 24 by the bench (docs/benchmarks-history.md); moving lines means changing both bases.
 #
 # Debian 13 on both sides: distroless publishes Node.js only on debian13 since it removed the
 # nodejs*-debian12 builds (GoogleContainerTools/distroless 5cd38c1e, 2026-02-27), and the build
 # stages use the same Debian so that a native addon, should one ever be added, links against the
-# same glibc. node:24.19 follows 24.19.x patch releases; bump it deliberately.
-ARG NODE_IMAGE=node:24.19-trixie-slim
+# same glibc. node:26.12 follows 26.12.x patch releases; bump it deliberately.
+ARG NODE_IMAGE=node:26.12-trixie-slim
 # The runtime base, an argument like the build base so that scripts/image-test.sh can build on
 # local stand-ins where no registry is reachable; releases use these defaults.
-ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian13:nonroot
+ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs26-debian13:nonroot
 
 # Type-checks and bundles src/ into dist/main.js with the dev dependencies (typescript, esbuild).
 FROM ${NODE_IMAGE} AS build

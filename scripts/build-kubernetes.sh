@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager and kubectl of one Kubernetes release from the Go
-# module proxy alone.
+# Builds kube-apiserver, kube-controller-manager and kubectl (or the named ones of them) of one
+# Kubernetes release from the Go module proxy alone.
 #
-# Usage: scripts/build-kubernetes.sh VERSION OUT_DIR     e.g. v1.36.3 .cache/bin
+# Usage: scripts/build-kubernetes.sh VERSION OUT_DIR [COMMAND...]     e.g. v1.36.3 .cache/bin
+#        (COMMAND: kube-apiserver, kube-controller-manager, kubectl; all three by default)
 #
 # `go install k8s.io/kubernetes/cmd/kube-apiserver@VERSION` cannot work: the module's go.mod
 # replaces every k8s.io/* staging module with ./staging/src/k8s.io/X, and the module zip the
@@ -13,6 +14,15 @@ set -euo pipefail
 
 VERSION=${1:?usage: build-kubernetes.sh VERSION OUT_DIR}
 OUT_DIR=${2:?usage: build-kubernetes.sh VERSION OUT_DIR}
+shift 2
+COMMANDS=("$@")
+[[ ${#COMMANDS[@]} -gt 0 ]] || COMMANDS=(kube-apiserver kube-controller-manager kubectl)
+for command in "${COMMANDS[@]}"; do
+  case $command in
+    kube-apiserver | kube-controller-manager | kubectl) ;;
+    *) echo "build-kubernetes: unknown command '$command'" >&2; exit 2 ;;
+  esac
+done
 # Staging modules are tagged v0.<minor>.<patch> for Kubernetes v1.<minor>.<patch>.
 STAGING_VERSION=v0.${VERSION#v1.}
 # Not published on the proxy; nothing we build imports it, but go.mod requires it.
@@ -54,4 +64,4 @@ minor=${VERSION#v1.}
 minor=${minor%%.*}
 ldflags="-s -w -X $version_pkg.gitVersion=$VERSION -X $version_pkg.gitMajor=1 -X $version_pkg.gitMinor=$minor"
 ldflags+=" -X $version_pkg.gitTreeState=clean"
-go build -trimpath -ldflags "$ldflags" -o "$OUT_DIR/" ./cmd/kube-apiserver ./cmd/kube-controller-manager ./cmd/kubectl
+go build -trimpath -ldflags "$ldflags" -o "$OUT_DIR/" "${COMMANDS[@]/#/./cmd/}"

@@ -7,20 +7,21 @@
 #
 # Usage: scripts/nats-matrix.sh              the versions of MATRIX_VERSIONS
 #        scripts/nats-matrix.sh --all        those and the pinned version
-#        scripts/nats-matrix.sh VERSION...   only these, e.g. v2.14.10 (installed the same way)
+#        scripts/nats-matrix.sh VERSION...   only these, e.g. v2.15.2 (installed the same way)
 #
 # Needs what scripts/test-deps.sh --demo needs (Go, cargo, a C compiler) and node_modules.
 set -euo pipefail
 
 # The newest patch of each minor release line users run that `go install` builds with Go 1.26
-# (`go list -m -versions github.com/nats-io/nats-server/v2`); 2.11 is the pinned version.
-MATRIX_VERSIONS=(v2.10.27 v2.12.15 v2.15.3)
+# (`go list -m -versions github.com/nats-io/nats-server/v2`); 2.11 is the pinned version. 2.10
+# stays while wadm's own CI runs it; 2.14 is patched alongside 2.15.
+MATRIX_VERSIONS=(v2.10.27 v2.12.15 v2.14.10 v2.15.3)
 NATS_SERVER_MODULE=github.com/nats-io/nats-server/v2
 
 # The end-to-end files of test/lattice/ that between them use every part of NATS that the service
 # and wadm use, chosen for coverage per second. Measured one by one with the pinned version on
 # this project's 2-core machine under load 9-15: 9-58 s each, 2.7 minutes for the seven (1.7 at
-# load 5), so three versions and their first builds (51-93 s each) stay within about 12 minutes.
+# load 5), so four versions and their first builds (51-93 s each) stay within about 16 minutes.
 #   e2e-wadm          wadm's API over request/reply, its JetStream KV store; no hosts
 #   e2e-hosts         wadm driving simulated hosts: control-interface requests, lattice events
 #   lattice           the wire details of every wadm call, no responders, lost replies, the
@@ -47,24 +48,16 @@ CACHE_DIR=$ROOT/.cache
 BIN_DIR=$CACHE_DIR/bin
 
 usage() { sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
-die() { echo "nats-matrix: $*" >&2; exit 1; }
 # now_ms, elapsed, with_progress, go_install_as, go_tool_installed, go_tool_install.
 # shellcheck source=lib/go-install.sh
 . "$ROOT/scripts/lib/go-install.sh"
+MATRIX=nats-matrix
+# die, matrix_arguments, matrix_begin, matrix_run.
+# shellcheck source=lib/matrix.sh
+. "$ROOT/scripts/lib/matrix.sh"
 
-include_pinned=false
-versions=("${MATRIX_VERSIONS[@]}")
-case "${1:-}" in
-  --all) include_pinned=true ;;
-  -h | --help) usage; exit 0 ;;
-  v*) versions=("$@") ;;
-  "") ;;
-  *) echo "nats-matrix: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
-esac
-cd "$ROOT"
-[[ -d node_modules ]] || die "node_modules is missing; run: npm ci"
-if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then PATH=$PATH:/usr/local/go/bin; fi
-matrix_start=$(now_ms)
+matrix_arguments "$@"
+matrix_begin
 
 # The pinned nats-server and the real wadm, as the demo gets them; the pinned one heads the list.
 deps_log=$(mktemp)
@@ -87,60 +80,25 @@ server_bin() { # VERSION
 mkdir -p "$BIN_DIR"
 exec 9>"$CACHE_DIR/test-deps.lock" # the lock of test-deps.sh: both write .cache/bin
 command -v flock >/dev/null && flock 9
-declare -A install_time
+declare -A prepared
 for version in "${versions[@]}"; do
-  [[ $version == "$pinned" ]] && { install_time[$version]=pinned; continue; }
+  [[ $version == "$pinned" ]] && { prepared[$version]=pinned; continue; }
   start=$(now_ms)
   bin=$(server_bin "$version")
   go_tool_install "nats-server $version" "$bin" "$NATS_SERVER_MODULE" "$version" "1-2 minutes"
   [[ $(binary_version "$bin") == "$version" ]] ||
     die "$bin reports '$(binary_version "$bin")', not $version; remove it and run again"
-  install_time[$version]=$(elapsed "$start")
+  prepared[$version]=$(elapsed "$start")
 done
 flock -u 9 2>/dev/null || true
 
-# One file against one version: its spec output to a log, a line here; the log on failure.
-LOG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/nats-matrix.XXXXXX")
-run_file() { # VERSION FILE -> sets tests_passed, tests_failed; fails if the file fails
-  local version=$1 file=$2 log start status=0
-  log=$LOG_DIR/$version-$(basename "$file" .test.ts).log
-  start=$(now_ms)
-  NATS_SERVER_BIN=$(server_bin "$version") WADM_BIN=$WADM_BIN \
-    node --import tsx --test --test-concurrency=1 --test-timeout=1200000 --test-force-exit \
-    --test-reporter=spec "$file" >"$log" 2>&1 || status=$?
-  tests_passed=$(sed -n 's/^ℹ pass //p' "$log")
-  tests_failed=$(sed -n 's/^ℹ fail //p' "$log")
-  if ((status == 0)); then
-    echo "  ok    $file (${tests_passed:-?} tests, $(elapsed "$start"))"
-  else
-    echo "  FAIL  $file (exit $status, ${tests_failed:-?} of $((${tests_passed:-0} + ${tests_failed:-0})) tests failed, $(elapsed "$start")); its log:"
-    sed 's/^/    | /' "$log"
-  fi
-  return "$status"
+version_env() { # VERSION
+  echo "NATS_SERVER_BIN=$(server_bin "$1")"
+  echo "WADM_BIN=$WADM_BIN"
 }
-
-rows=()
-files_passed_total=0
-files_failed_total=0
-for version in "${versions[@]}"; do
-  echo "nats-matrix: nats-server $version ($(server_bin "$version")), wadm $WADM_BIN"
-  start=$(now_ms)
-  files_passed=0 files_failed=0 tests=0 failed_tests=0
-  for file in "${E2E_FILES[@]}"; do
-    if run_file "$version" "$file"; then files_passed=$((files_passed + 1)); else files_failed=$((files_failed + 1)); fi
-    tests=$((tests + ${tests_passed:-0} + ${tests_failed:-0}))
-    failed_tests=$((failed_tests + ${tests_failed:-0}))
-  done
-  rows+=("$(printf '%-10s %-13s %-13s %-15s %-8s %s' "$version" "$files_passed/${#E2E_FILES[@]}" "$files_failed" \
-    "$((tests - failed_tests))/$tests" "${install_time[$version]}" "$(elapsed "$start")")")
-  files_passed_total=$((files_passed_total + files_passed))
-  files_failed_total=$((files_failed_total + files_failed))
-done
-
-echo
+version_title() { echo "nats-matrix: nats-server $1 ($(server_bin "$1")), wadm $WADM_BIN"; }
 echo "nats-matrix: the end-to-end tier (${#E2E_FILES[@]} files) against the real wadm, per nats-server version"
-printf '%-10s %-13s %-13s %-15s %-8s %s\n' version "files passed" "files failed" "tests passed" install run
-printf '%s\n' "${rows[@]}"
-echo "total $(elapsed "$matrix_start"); logs in $LOG_DIR"
-echo "nats-matrix: $files_passed_total passed, $files_failed_total failed"
-((files_failed_total == 0))
+status=0
+matrix_run install "${E2E_FILES[@]}" || status=$?
+echo "total $(elapsed "$matrix_start")"
+exit "$status"

@@ -89,13 +89,19 @@ wadm_up_to_date() {
 }
 
 # Version of the Kubernetes binaries we built: the build writes this stamp after all of them are
-# in place, so one file read stands for three slow `--version` runs.
+# in place, so one file read stands for three slow `--version` runs. Built by the build script as
+# it is: the stamp is newer than the script, or KUBERNETES_INPUTS holds the script's hash. The hash
+# is what holds in CI, whose cache restores .cache/bin with the times it was saved with, older than
+# the files of a fresh checkout.
 KUBERNETES_STAMP=$BIN_DIR/kubernetes.version
+KUBERNETES_INPUTS=$BIN_DIR/kubernetes.inputs
 kubernetes_version() {
   [[ -x $KUBE_APISERVER_BIN && -x $KUBE_CONTROLLER_MANAGER_BIN && -x $KUBECTL_BIN && -f $KUBERNETES_STAMP ]] || return 0
-  [[ $KUBERNETES_STAMP -nt $ROOT/scripts/build-kubernetes.sh ]] || return 0
+  [[ $KUBERNETES_STAMP -nt $ROOT/scripts/build-kubernetes.sh ||
+    (-f $KUBERNETES_INPUTS && $(<"$KUBERNETES_INPUTS") == "$(kubernetes_inputs)") ]] || return 0
   cat "$KUBERNETES_STAMP"
 }
+kubernetes_inputs() { sha256sum <"$ROOT/scripts/build-kubernetes.sh" | cut -d' ' -f1; }
 
 etcd_version() {
   [[ -x $ETCD_BIN ]] || return 0
@@ -208,11 +214,12 @@ if [[ $have == "$KUBERNETES_VERSION" ]]; then
 else
   command -v go >/dev/null || die "kubernetes: 'go' not found; install Go (https://go.dev/dl/)"
   echo "kubernetes: building kube-apiserver, kube-controller-manager and kubectl $KUBERNETES_VERSION with go build (a first build takes 15-30 minutes on 2 cores)..."
-  rm -f "$KUBERNETES_STAMP"
+  rm -f "$KUBERNETES_STAMP" "$KUBERNETES_INPUTS"
   bash "$ROOT/scripts/build-kubernetes.sh" "$KUBERNETES_VERSION" "$BIN_DIR"
   built=$("$KUBE_APISERVER_BIN" --version | sed -n 's/^Kubernetes *//p')
   [[ $built == "$KUBERNETES_VERSION" ]] ||
     die "kubernetes: built kube-apiserver reports '${built:-nothing}', expected $KUBERNETES_VERSION"
+  kubernetes_inputs >"$KUBERNETES_INPUTS"
   echo "$KUBERNETES_VERSION" >"$KUBERNETES_STAMP"
   echo "kubernetes: built kube-apiserver, kube-controller-manager and kubectl $KUBERNETES_VERSION in $BIN_DIR ($(elapsed "$start"))"
 fi

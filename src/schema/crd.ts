@@ -42,7 +42,8 @@ export function buildCrd(): Node {
     // A pattern on the field, not a CEL rule on the whole object: the API server evaluates a root rule on
     // every update (a finalizer's removal included), so a resource named with a dot before this check
     // existed (0.1.0 only refused it in the hook) could never be deleted. A pattern on an unchanged name
-    // is ratcheted (Kubernetes 1.30 and later): it stops creation only (test/kube/upgrade.test.ts).
+    // is ratcheted (GA and always on from Kubernetes 1.33, the chart's floor): it stops creation only
+    // (test/kube/upgrade.test.ts, on every version of scripts/kube-matrix.sh too).
     name: { type: 'string', pattern: '^[^.]+$' },
     spec: ApplicationSpecSchema,
     status: ApplicationStatusSchema,

@@ -188,13 +188,14 @@ describe('convert --to v2 output on a real API server, with CRDs generated from 
     ]);
     const run = await dryRun(split);
     assert.notEqual(run.code, 0);
+    // Kubernetes 1.33 puts the refused value's type (`"array": `) before the rule's message.
     assert.match(
       run.stderr,
-      /spec\.template\.spec\.hostInterfaces: Invalid value: at most one unnamed entry per namespace:package; merge them or name one/,
+      /spec\.template\.spec\.hostInterfaces: Invalid value: (?:"array": )?at most one unnamed entry per namespace:package; merge them or name one/,
     );
     assert.match(
       run.stderr,
-      /spec\.template\.spec\.hostInterfaces: Invalid value: two entries with the same namespace, package, name and version/,
+      /spec\.template\.spec\.hostInterfaces: Invalid value: (?:"array": )?two entries with the same namespace, package, name and version/,
     );
 
     const named = helloWith([http(['incoming-handler']), http(['outgoing-handler'], 'egress')]);
@@ -210,7 +211,7 @@ describe('convert --to v2 output on a real API server, with CRDs generated from 
     assert.notEqual(run.code, 0);
     assert.match(
       run.stderr,
-      /spec\.template\.spec\.hostInterfaces: Invalid value: two entries with the same namespace, package, name and version/,
+      /spec\.template\.spec\.hostInterfaces: Invalid value: (?:"array": )?two entries with the same namespace, package, name and version/,
     );
     assert.doesNotMatch(run.stderr, /unnamed/);
   });

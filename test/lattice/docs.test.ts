@@ -70,14 +70,18 @@ describe('docs/configuration.md', () => {
 });
 
 describe('docs/development.md', () => {
-  it("names the supported Node.js lines as tested, the image's among them", () => {
+  it("names the supported Node.js lines as package.json's engines does, and as tested, the image's among them", () => {
     const image = /^ARG NODE_IMAGE=node:(\d+\.\d+)/m.exec(read('Dockerfile'))![1]!;
     const tested = [...read('scripts/node-lines.env').matchAll(/^NODE_\d+_VERSION=(\d+\.\d+)\.\d+$/gm)].map((m) => m[1]!);
     assert.ok(tested.includes(image));
     const page = read('docs/development.md');
     const prerequisites = page.slice(page.indexOf('## Prerequisites'), page.indexOf('\n## ', page.indexOf('## Prerequisites') + 1));
-    const named = tested.map((version) => (version === image ? `${version} (the image)` : version)).join(' and ');
+    const list = (items: string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`);
+    const named = list(tested.map((version) => (version === image ? `${version} (the image)` : version)));
     assert.ok(prerequisites.includes(`tested: Node ${named}`), `docs/development.md's prerequisites do not say: tested: Node ${named}`);
+    const engines = (JSON.parse(read('package.json')) as { engines: { node: string } }).engines.node;
+    const supported = `Supported: the LTS lines ${list(tested.map((version) => version.split('.')[0]!))} (\`engines\`: \`${engines}\`)`;
+    assert.ok(prerequisites.includes(supported), `docs/development.md's prerequisites do not say: ${supported}`);
   });
 });
 

@@ -3,6 +3,7 @@
 // a reason's remedy. Each check reads the code's own source of truth, so the two cannot drift.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import yaml from 'js-yaml';
@@ -115,6 +116,30 @@ describe('docs/install.md', () => {
     for (const { page, text } of READ_BY_USERS())
       for (const [claim, version] of text.matchAll(/Kubernetes[^.]{0,60}?\b(\d+\.\d+) or later/g))
         assert.equal(version, minimum, `${page}: ${claim}`);
+  });
+});
+
+describe("the image's Node.js on the user pages", () => {
+  const dockerfile = read('Dockerfile');
+  const arg = (name: string) => new RegExp(`^ARG ${name}=(\\S+)$`, 'm').exec(dockerfile)![1]!;
+  // The file sources scripts/node-lines.env for the line's pin: bash reads it as the scripts do.
+  const [nodeVersion, npmVersion] = spawnSync('bash', ['-c', '. scripts/image-node.env && echo "$NODE_VERSION $NPM_VERSION"'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  })
+    .stdout.trim()
+    .split(' ');
+
+  it("docs/install.md names the Dockerfile's bases and the stand-ins' Node.js and npm", () => {
+    const page = read('docs/install.md').replace(/\s+/g, ' ');
+    assert.ok(page.includes(`on \`${arg('NODE_IMAGE')}\` (build argument \`NODE_IMAGE\`)`), arg('NODE_IMAGE'));
+    assert.ok(page.includes(`onto \`${arg('RUNTIME_IMAGE')}\` (\`RUNTIME_IMAGE\`;`), arg('RUNTIME_IMAGE'));
+    const standIns = `with Node.js ${nodeVersion} and npm ${npmVersion} from the npm registry`;
+    assert.ok(page.includes(standIns), standIns);
+  });
+
+  it("docs/operations.md's example of the build_info series names it", () => {
+    assert.match(read('docs/operations.md'), new RegExp(`_build_info\\{version="[^"]+",node="v${nodeVersion}"\\} 1`));
   });
 });
 

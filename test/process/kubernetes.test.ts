@@ -374,10 +374,11 @@ describe('the Dockerfile', () => {
     for (const stage of stages) assert.doesNotMatch(stage.from, /:latest$/);
   });
 
-  it('pins Node.js 24 by major and minor for building and runs the distroless Node.js 24 image as nonroot, both by default of an ARG', () => {
+  it("pins the image's Node.js line (scripts/image-node.env) by major and minor for building and runs distroless' image of that line as nonroot, both by default of an ARG", () => {
     const { stages, final } = dockerfile();
-    for (const stage of stages.slice(0, 3)) assert.match(stage.from, /^node:24\.\d+-[a-z]+-slim$/);
-    assert.match(final.from, /^gcr\.io\/distroless\/nodejs24-debian\d+:nonroot$/);
+    const line = /^NODE_VERSION=\$NODE_(\d+)_VERSION$/m.exec(read('scripts/image-node.env'))![1]!;
+    for (const stage of stages.slice(0, 3)) assert.match(stage.from, new RegExp(`^node:${line}\\.\\d+-[a-z]+-slim$`));
+    assert.match(final.from, new RegExp(`^gcr\\.io/distroless/nodejs${line}-debian\\d+:nonroot$`));
     const raw = read('Dockerfile')
       .split('\n')
       .filter((l) => l.startsWith('FROM '));

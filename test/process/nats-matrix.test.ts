@@ -3,48 +3,21 @@
 // every file of the tier exists and starts the real servers, and CI and npm run it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { assertRunByCi, assertUsage, bashArray, inVersionOrder, read, readmeVersionRows, releaseLine } from '../support/matrix-script.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const read = (path: string) => readFileSync(resolve(ROOT, path), 'utf8');
 const SCRIPT = 'scripts/nats-matrix.sh';
-const script = read(SCRIPT);
-
-/** The words of a bash array assignment `NAME=(...)`, one or several lines. */
-function bashArray(name: string): string[] {
-  const body = new RegExp(`^${name}=\\(([^)]*)\\)`, 'm').exec(script);
-  assert.ok(body, `${SCRIPT} has no ${name}=(...)`);
-  return body[1]!.split(/\s+/).filter(Boolean);
-}
-
-const MATRIX_VERSIONS = bashArray('MATRIX_VERSIONS');
-const E2E_FILES = bashArray('E2E_FILES');
+const MATRIX_VERSIONS = bashArray(SCRIPT, 'MATRIX_VERSIONS');
+const E2E_FILES = bashArray(SCRIPT, 'E2E_FILES');
 const PINNED = /^NATS_SERVER_VERSION=(\S+)$/m.exec(read('scripts/test-deps.sh'))![1]!;
-
-/** The rows of README.md's "NATS compatibility" table, as arrays of cells. */
-function readmeRows(): string[][] {
-  const readme = read('README.md');
-  const start = readme.indexOf('\n## NATS compatibility\n');
-  assert.ok(start >= 0, 'README.md has no "NATS compatibility" section');
-  const section = readme.slice(start + 1, readme.indexOf('\n## ', start + 1));
-  return section
-    .split('\n')
-    .filter((line) => /^\| v\d/.test(line))
-    .map((line) =>
-      line
-        .split('|')
-        .slice(1, -1)
-        .map((cell) => cell.trim()),
-    );
-}
 
 describe('scripts/nats-matrix.sh', () => {
   it('tests newest patches of release lines other than the pinned one, each once', () => {
     assert.ok(MATRIX_VERSIONS.length >= 1);
     for (const version of MATRIX_VERSIONS) assert.match(version, /^v2\.\d+\.\d+$/);
-    const lines = [...MATRIX_VERSIONS, PINNED].map((version) => version.split('.').slice(0, 2).join('.'));
+    const lines = [...MATRIX_VERSIONS, PINNED].map(releaseLine);
     assert.equal(new Set(lines).size, lines.length, `one version per release line: ${lines.join(', ')}`);
   });
 
@@ -59,33 +32,18 @@ describe('scripts/nats-matrix.sh', () => {
     }
   });
 
-  it('prints its usage, and refuses an unknown argument', () => {
-    const help = spawnSync('bash', [SCRIPT, '--help'], { cwd: ROOT, encoding: 'utf8' });
-    assert.equal(help.status, 0, help.stderr);
-    assert.match(help.stdout, /^Usage: scripts\/nats-matrix\.sh /m);
-    const wrong = spawnSync('bash', [SCRIPT, '--everything'], { cwd: ROOT, encoding: 'utf8' });
-    assert.equal(wrong.status, 2);
-    assert.match(wrong.stderr, /unknown argument '--everything'/);
-  });
+  it('prints its usage, and refuses an unknown argument', () => assertUsage(SCRIPT));
 
-  it('is what `npm run test:nats-matrix` runs, and CI runs it after npm test', () => {
-    const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
-    assert.equal(scripts['test:nats-matrix'], `bash ${SCRIPT}`);
-    const ci = read('.ci/run').split('\n');
-    const npmTest = ci.indexOf('npm test');
-    assert.ok(npmTest >= 0, '.ci/run runs npm test');
-    assert.ok(ci.indexOf('npm run test:nats-matrix') > npmTest, '.ci/run runs the matrix after npm test');
-  });
+  it('is what `npm run test:nats-matrix` runs, and CI runs it after npm test', () => assertRunByCi('test:nats-matrix', SCRIPT));
 });
 
 describe("README.md's NATS compatibility table", () => {
-  const rows = readmeRows();
+  const rows = readmeVersionRows('NATS compatibility');
 
   it('names exactly the versions tested: the matrix and the pinned one, in order', () => {
-    const sorted = (versions: string[]) => [...versions].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
     const versions = rows.map((row) => row[0]!);
-    assert.deepEqual(versions, sorted(versions), 'rows in version order');
-    assert.deepEqual(versions, sorted([...MATRIX_VERSIONS, PINNED]));
+    assert.deepEqual(versions, inVersionOrder(versions), 'rows in version order');
+    assert.deepEqual(versions, inVersionOrder([...MATRIX_VERSIONS, PINNED]));
   });
 
   it('gives each matrix version its result on every file of the tier', () => {

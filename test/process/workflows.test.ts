@@ -63,8 +63,12 @@ describe('.github/workflows', () => {
     const lines = /^NODE_LINES="([\d ]+)"$/m.exec(pins)![1]!.split(' ');
     assert.deepEqual(workflow('ci.yml')['jobs'].test.strategy.matrix.node, lines);
     const engines = (JSON.parse(read('package.json')) as { engines: { node: string } }).engines.node;
-    assert.equal(engines, `>=${lines[0]}`, 'package.json allows the oldest supported line and up');
+    assert.equal(engines, lines.map((line) => `^${line}`).join(' || '), "package.json's engines names each supported line");
     assert.equal((JSON.parse(read('package-lock.json')) as Obj)['packages'][''].engines.node, engines);
+    // The oldest line is the floor of what the code may use: the bundle's syntax and the API types.
+    assert.match(read('scripts/build.mjs'), new RegExp(`^  target: 'node${lines[0]}',$`, 'm'));
+    const types = (JSON.parse(read('package.json')) as { devDependencies: Record<string, string> }).devDependencies['@types/node'];
+    assert.match(types!, new RegExp(`^\\^${lines[0]}\\.`), `@types/node ${types} is not of Node ${lines[0]}`);
     for (const line of lines)
       assert.match(pins, new RegExp(`^NODE_${line}_VERSION=${line}\\.\\d+\\.\\d+\nNODE_${line}_INTEGRITY=sha512-\\S+$`, 'm'));
     const image = /^ARG NODE_IMAGE=node:(\d+)\.(\d+)/m.exec(read('Dockerfile'))!;
@@ -73,7 +77,10 @@ describe('.github/workflows', () => {
     // The tiers that pin their own Node run once per push: in the newest line's job.
     const ciRun = steps(workflow('ci.yml')).find((s) => s.run === 'bash .ci/run');
     const scope = String(ciRun?.env?.['CI_SCOPE']);
-    assert.equal(scope, `\${{ matrix.node == '${lines.at(-1)}' && 'all' || 'line' }}`);
+    assert.equal(scope, `\${{ matrix.node == '${lines.at(-1)}' && 'newest' || 'line' }}`);
+    // The Kubernetes matrix's job runs on the newest line too.
+    const kube = (workflow('ci.yml')['jobs'].kubernetes.steps as Step[]).find((s) => s.uses?.startsWith('actions/setup-node@'));
+    assert.equal(kube?.with?.['node-version'], lines.at(-1));
   });
 
   it('release.yml runs on v* tags and checks the tag against package.json', () => {

@@ -24,6 +24,8 @@ import { startWadm, type WadmProcess } from '../support/wadm.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DIR = required('RELEASE_DIR');
+/** The image's Node.js line (scripts/image-node.env names its pin in scripts/node-lines.env). */
+const IMAGE_NODE_LINE = /^NODE_VERSION=\$NODE_(\d+)_VERSION$/m.exec(readFileSync(resolve(ROOT, 'scripts/image-node.env'), 'utf8'))![1]!;
 const REGISTRY = required('RELEASE_REGISTRY');
 const PUBLIC_KEY = required('COSIGN_PUB');
 const release = Object.fromEntries(
@@ -148,8 +150,8 @@ describe('a release, verified as a user verifies it', () => {
         'every production package is listed',
       );
       assert.ok(
-        [...listed].some((p) => /^node@24\./.test(p)),
-        'the Node.js runtime is listed',
+        [...listed].some((p) => p.startsWith(`node@${IMAGE_NODE_LINE}.`)),
+        `the Node.js ${IMAGE_NODE_LINE} runtime is listed`,
       );
     }
   });

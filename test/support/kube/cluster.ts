@@ -127,6 +127,9 @@ async function startApiServer(
     `--etcd-servers=${etcdUrl}`,
     '--bind-address=127.0.0.1',
     '--advertise-address=127.0.0.1',
+    // No endpoints for the `kubernetes` Service, which nothing here reads: from 1.37 the default
+    // (lease) reconciler refuses a loopback address to put in them, and the API server will not start.
+    '--endpoint-reconciler-type=none',
     `--secure-port=${port}`,
     `--cert-dir=${join(dir, 'certs')}`,
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
