@@ -2,7 +2,7 @@
 // and every rejected hook call is counted and logged. Fastify's own codes (FST_ERR_*) are internal
 // details of the framework: callers and alerts see only the names below.
 import type { Logger } from 'pino';
-import type { HookName } from './hooks.js';
+import type { HookName } from '../schema/hook.js';
 import type { Metrics } from '../plumbing/metrics.js';
 
 const ERROR_NAMES = {

@@ -5,7 +5,7 @@
 //
 // Every event that replaces or withdraws a stamp, and so stops the reuse of an answer
 // (http/answers.ts owns the rest of that rule):
-//   - remember(): a model read or written by a hook call (http/hooks.ts, through the core's
+//   - remember(): a model read or written by a hook call (sync.ts, through the core's
 //     memorable(): only models that are ours), or forgotten when wadm could not be asked
 //     (gateway.ts, and rememberSizes() after a call wadm stopped answering);
 //   - rememberStatus(): a status message from wadm (watch.ts) or a status read (gateway.ts);

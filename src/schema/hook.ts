@@ -32,6 +32,9 @@ export const HookRequestSchema = Type.Object({
 });
 export type HookRequest = Static<typeof HookRequestSchema>;
 
+/** The hooks Metacontroller calls: sync for a living object, finalize for one being deleted. */
+export type HookName = 'sync' | 'finalize';
+
 /** Metacontroller decodes the answer case-sensitively, strictly for hook v2: no other keys. */
 export interface HookResponse {
   status: ApplicationStatus;

@@ -4,7 +4,7 @@ import { getHeapStatistics } from 'node:v8';
 import type { Logger } from 'pino';
 import { bearerAuthorizer } from '../http/auth.js';
 import type { Config } from '../plumbing/config.js';
-import { createHooks } from '../http/hooks.js';
+import { createHooks } from '../sync.js';
 import { writeOperation } from '../core/steps.js';
 import { watchedFiles } from './files.js';
 import { replicaReadiness } from './readiness.js';
@@ -13,7 +13,7 @@ import { createLatticeLayer, type LatticeOptions } from './lattice.js';
 import { natsSecurityOptions } from '../lattice/nats-auth.js';
 import { MemoryReclaimer, RECLAIM_CHECK_MS, runtimeReclaimDeps, type ReclaimDeps } from '../plumbing/memory-reclaim.js';
 import { Metrics } from '../plumbing/metrics.js';
-import { buildServer } from '../http/server.js';
+import { buildServer } from '../server.js';
 
 /** What a hook call leaves of Metacontroller's timeout for its answer to travel back. */
 const ANSWER_MARGIN_MS = 1000;

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { exposedSeries } from '../support/metric-names.js';
 import { VARIABLES } from '../../src/plumbing/config.js';
 import { EXCLUDED_KEY_PATTERNS } from '../../src/core/names.js';
-import { HOOK_PATHS } from '../../src/http/server.js';
+import { HOOK_PATHS } from '../../src/server.js';
 import yaml from 'js-yaml';
 import { brokenLinks, slug } from '../support/markdown-links.js';
 import { startNatsServer } from '../support/nats-server.js';

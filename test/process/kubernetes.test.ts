@@ -12,7 +12,7 @@ import yaml from 'js-yaml';
 import { loadConfig, VARIABLES } from '../../src/plumbing/config.js';
 import { buildCrd, GROUP, KIND, PLURAL, VERSION } from '../../src/schema/crd.js';
 import type { Parent } from '../../src/schema/hook.js';
-import { HOOK_PATHS } from '../../src/http/server.js';
+import { HOOK_PATHS } from '../../src/server.js';
 import { buildStatus, fromWadm } from '../../src/core/status.js';
 import { validateParent } from '../../src/core/validate.js';
 import { REASONS, suspended, unavailable, verdict, type Reason, type Verdict } from '../../src/core/reasons.js';

@@ -1,8 +1,8 @@
-// The HTTP tier, in-process: the Fastify app of src/http/server.ts around the real hooks (src/http/hooks.ts),
+// The HTTP tier, in-process: the Fastify app of src/server.ts around the real hooks (src/sync.ts),
 // against an in-memory lattice unless the test brings its own, its log lines parsed. Driven with app.inject or
 // on a loopback port; closed when the test ends. The whole service (NATS included) is service.ts.
-import { createHooks, type HookDeps, type Hooks, type Lattice } from '../../src/http/hooks.js';
-import { buildServer } from '../../src/http/server.js';
+import { createHooks, type HookDeps, type Hooks, type Lattice } from '../../src/sync.js';
+import { buildServer } from '../../src/server.js';
 import { defaultOnly } from '../../src/core/tenancy.js';
 import { createLogger } from '../../src/plumbing/logger.js';
 import { Metrics } from '../../src/plumbing/metrics.js';

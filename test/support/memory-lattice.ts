@@ -56,7 +56,7 @@ export class MemoryLattice {
     this.statuses.set(name, predatesDeploy ? { status, predatesDeploy } : { status, predatesDeploy, followsOwnDeploy: true });
   }
 
-  /** The Lattice interface of src/http/hooks.ts; the lattice id is recorded, not used. */
+  /** The Lattice interface of src/sync.ts; the lattice id is recorded, not used. */
   readonly lattices: string[] = [];
   perform(lattice: string, name: string, action: Action): Promise<ActionResult> {
     this.lattices.push(lattice);
@@ -157,7 +157,7 @@ export class MemoryLattices {
   }
 
   /**
-   * The Lattice interface of src/http/hooks.ts: an action for a former lattice goes to that
+   * The Lattice interface of src/sync.ts: an action for a former lattice goes to that
    * lattice; a list read asks the lattice it lists, through the wadm of the one that sent it.
    */
   perform(lattice: string, name: string, action: Action): Promise<ActionResult> {

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import type { Lattice } from '../../src/http/hooks.js';
+import type { Lattice } from '../../src/sync.js';
 import { fromPolicy, parsePolicy, type Tenancy } from '../../src/core/tenancy.js';
 import { testClock } from '../support/clock.js';
 import { testHooks } from '../support/http.js';

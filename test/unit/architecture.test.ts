@@ -1,6 +1,7 @@
 // The layout is the architecture: every folder sits on a floor and imports only folders below it
 // (no import runs back up), the pure core imports nothing outside core/ and schema/, and src/
-// holds only main.ts beside its folders.
+// holds, beside its folders, the three files a reader looks for first: main.ts (the process),
+// server.ts (the HTTP service) and sync.ts (the sync hook), each on its own floor like a folder.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -15,21 +16,23 @@ function files(dir: string): string[] {
   });
 }
 
-/** Every module a file imports, as a path relative to src/ (packages as themselves). */
+/** Every module a file imports, as the path of its source relative to src/ (packages as themselves). */
 function imports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   return [...text.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)].map(([, spec]) =>
-    spec!.startsWith('.') ? relative(SRC, resolve(dirname(file), spec!)) : spec!,
+    spec!.startsWith('.') ? relative(SRC, resolve(dirname(file), spec!)).replace(/\.js$/, '.ts') : spec!,
   );
 }
 
+/** A file's floor is its folder's, or its own for the files at the top of src/. */
 const folderOf = (path: string) => path.split('/')[0]!;
 
 /**
  * The floors, from the ground up. The schemas (and wadm's vocabulary with them) and the plumbing
  * (config, logs, metrics) are what any layer may import; the core decides, beside the plumbing; the lattice (wadm over NATS), the HTTP shell and the v2
- * converter each use the core and never each other; the CLI uses those; the wiring composes the
- * service from all of them, and main.ts owns the process.
+ * converter each use the core and never each other; sync.ts runs the core's steps against a
+ * lattice and keeps answers (http/answers.ts); server.ts serves sync.ts over HTTP; the CLI uses
+ * the lower floors; the wiring composes the service from all of them, and main.ts owns the process.
  */
 const FLOORS: Record<string, number> = {
   schema: 0,
@@ -38,15 +41,17 @@ const FLOORS: Record<string, number> = {
   lattice: 2,
   http: 2,
   convert: 2,
-  cli: 3,
-  wiring: 4,
-  'main.ts': 5,
+  'sync.ts': 3,
+  'server.ts': 4,
+  cli: 4,
+  wiring: 5,
+  'main.ts': 6,
 };
 
 describe('the source layout', () => {
-  it('holds only main.ts and folders at the top of src/', () => {
+  it('holds only main.ts, server.ts, sync.ts and folders at the top of src/', () => {
     const top = readdirSync(SRC).filter((entry) => !statSync(join(SRC, entry)).isDirectory());
-    assert.deepEqual(top, ['main.ts']);
+    assert.deepEqual(top.sort(), ['main.ts', 'server.ts', 'sync.ts']);
   });
 
   it('keeps the core pure: it imports only core/, schema/ and pure packages, never I/O', () => {
@@ -67,7 +72,7 @@ describe('the source layout', () => {
       'every folder has a floor',
     );
     for (const file of files(SRC)) {
-      const from = relative(SRC, file).includes('/') ? folderOf(relative(SRC, file)) : 'main.ts';
+      const from = folderOf(relative(SRC, file));
       for (const target of imports(file)) {
         const to = FLOORS[folderOf(target)] === undefined ? undefined : folderOf(target);
         if (to === undefined || to === from) continue;
@@ -80,7 +85,7 @@ describe('the source layout', () => {
     for (const file of files(join(SRC, 'plumbing'))) {
       for (const target of imports(file))
         assert.ok(
-          !['core', 'http', 'lattice', 'cli', 'convert', 'wiring'].includes(folderOf(target)),
+          !['core', 'http', 'lattice', 'sync.ts', 'server.ts', 'cli', 'convert', 'wiring', 'main.ts'].includes(folderOf(target)),
           `${relative(SRC, file)} imports ${target}`,
         );
     }

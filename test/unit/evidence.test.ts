@@ -10,7 +10,7 @@ import type { Call } from '../../src/core/application.js';
 import { awaitingReport, CLOCK_MARGIN_MS, DEPLOY_GRACE_MS } from '../../src/core/evidence.js';
 import type { Action, ActionResult, LatticeStatus, StatusFacts } from '../../src/core/facts.js';
 import { fromPolicy, parsePolicy } from '../../src/core/tenancy.js';
-import { createHooks } from '../../src/http/hooks.js';
+import { createHooks } from '../../src/sync.js';
 import { Knowledge } from '../../src/lattice/knowledge.js';
 import type { ApplicationStatus } from '../../src/schema/status.js';
 import { testClock, TEST_EPOCH, type TestClock } from '../support/clock.js';

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import yaml from 'js-yaml';
 import { GROUP, PLURAL, VERSION } from '../../src/schema/crd.js';
-import { HOOK_PATHS } from '../../src/http/server.js';
+import { HOOK_PATHS } from '../../src/server.js';
 
 interface Webhook {
   service: { name: string; port: number };

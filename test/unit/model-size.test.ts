@@ -9,7 +9,7 @@ import { modelBudget, roomForPut, storedBytes } from '../../src/core/budget.js';
 import { decideSync } from '../../src/core/decide.js';
 import type { Action, ActionResult, ModelFacts } from '../../src/core/facts.js';
 import { defaultOnly } from '../../src/core/tenancy.js';
-import { createHooks } from '../../src/http/hooks.js';
+import { createHooks } from '../../src/sync.js';
 import { Knowledge } from '../../src/lattice/knowledge.js';
 import pino from 'pino';
 import { testClock } from '../support/clock.js';

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { defaultOnly, fromPolicy, type Tenancy } from '../../../src/core/tenancy.js';
-import type { HookName, Hooks, Lattice } from '../../../src/http/hooks.js';
+import type { Hooks, Lattice } from '../../../src/sync.js';
+import type { HookName } from '../../../src/schema/hook.js';
 import { HookRequestSchema, type HookRequest, type HookResponse } from '../../../src/schema/hook.js';
 import { ApplicationStatusSchema } from '../../../src/schema/status.js';
 import { compile } from '../../../src/schema/validator.js';

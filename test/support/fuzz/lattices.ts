@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { Action, ActionResult } from '../../../src/core/facts.js';
 import type { Tenancy } from '../../../src/core/tenancy.js';
 import { OWNER_ANNOTATION } from '../../../src/core/names.js';
-import type { Lattice } from '../../../src/http/hooks.js';
+import type { Lattice } from '../../../src/sync.js';
 import { apiSubject, eventSubject, statusSubject, type ModelOperation } from '../../../src/lattice/subjects.js';
 import type { MemoryLattice } from '../memory-lattice.js';
 

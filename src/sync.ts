@@ -1,16 +1,17 @@
-// The hook handlers, between HTTP (server.ts) and the core (core/decide.ts): make the call, run
-// the core's steps (core/steps.ts) against the lattice until it answers, remember what is worth
-// remembering, log what changed, and ask answers.ts (the one owner of reuse) whether a kept answer
-// may be given again.
+// The sync hook (and finalize, its last call): the parent in, the desired state forwarded to wadm,
+// the lattice's status out. Between HTTP (server.ts) and the core (core/decide.ts): make the call,
+// run the core's steps (core/steps.ts) against the lattice (wadm over NATS, lattice/) until it
+// answers, remember what is worth remembering, log what changed, and ask http/answers.ts (the one
+// owner of reuse) whether a kept answer may be given again.
 import type { Logger } from 'pino';
-import { callOf, type Application, type Call } from '../core/application.js';
-import { decideFinalize, decideSync, memorable, type Step } from '../core/decide.js';
-import type { Action, ActionResult, LatticeFacts, ModelFacts, Write } from '../core/facts.js';
-import { runSteps, writeOperation, type Run } from '../core/steps.js';
-import type { Tenancy } from '../core/tenancy.js';
-import { deadlineIn, withinDeadline } from '../plumbing/deadline.js';
-import type { HookRequest, HookResponse } from '../schema/hook.js';
-import { answerOf, Answers, type Answer } from './answers.js';
+import { callOf, type Application, type Call } from './core/application.js';
+import { decideFinalize, decideSync, memorable, type Step } from './core/decide.js';
+import type { Action, ActionResult, LatticeFacts, ModelFacts, Write } from './core/facts.js';
+import { runSteps, writeOperation, type Run } from './core/steps.js';
+import type { Tenancy } from './core/tenancy.js';
+import { deadlineIn, withinDeadline } from './plumbing/deadline.js';
+import type { HookName, HookRequest, HookResponse } from './schema/hook.js';
+import { answerOf, Answers, type Answer } from './http/answers.js';
 
 /** Where actions are performed: wadm over NATS in production, memory in unit tests. */
 export interface Lattice {
@@ -42,8 +43,6 @@ export interface HookDeps {
   /** How long after a deploy wadm's latest status is taken to describe it without other evidence (core/evidence.ts). */
   deployGraceMs?: number;
 }
-
-export type HookName = 'sync' | 'finalize';
 
 export interface Hooks {
   /** The serialised answer, reused when nothing it depends on changed since the last one (then at once, not as a promise). */

@@ -1,16 +1,18 @@
-// Builds the HTTP app from its dependencies. It never listens, reads the environment or touches
-// NATS: src/main.ts does that, and tests call `inject` or listen on a free port themselves.
+// The service: a Fastify server that gets Metacontroller's hooks (sync.ts answers them), with its
+// health, readiness and metrics endpoints. The gates and framework details live in http/. It is
+// built from its dependencies and never listens, reads the environment or touches NATS: main.ts
+// does that (through wiring/), and tests call `inject` or listen on a free port themselves.
 import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { Authorize } from './auth.js';
-import type { Answer } from './answers.js';
-import type { HookName, Hooks } from './hooks.js';
-import type { Metrics } from '../plumbing/metrics.js';
-import { HookRequestSchema, type HookRequest } from '../schema/hook.js';
-import { compile } from '../schema/validator.js';
-import { describeFrameworkError, errorBody, rejectionRecorder } from './rejections.js';
-import { hookGate, type Refuse } from './hook-gate.js';
-import { requestLoggerFactory } from './request-logger.js';
+import type { Authorize } from './http/auth.js';
+import type { Answer } from './http/answers.js';
+import type { Hooks } from './sync.js';
+import type { Metrics } from './plumbing/metrics.js';
+import { HookRequestSchema, type HookName, type HookRequest } from './schema/hook.js';
+import { compile } from './schema/validator.js';
+import { describeFrameworkError, errorBody, rejectionRecorder } from './http/rejections.js';
+import { hookGate, type Refuse } from './http/hook-gate.js';
+import { requestLoggerFactory } from './http/request-logger.js';
 
 export interface ServerDeps {
   hooks: Hooks;
