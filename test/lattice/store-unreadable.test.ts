@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import { condition, type FakeMetacontroller, type K8sObject } from '../support/metacontroller.js';
 import { wasmApp } from '../support/resources.js';
 import { startScenario, WADM_WAIT, type Scenario } from '../support/scenario.js';
+import { startLattice, type SimulatedLattice } from '../support/host-sim.js';
+import { until } from '../support/wait.js';
 import type { WadmRelay } from '../support/wadm-relay.js';
 
 let scenario: Scenario;
@@ -101,16 +103,31 @@ describe("a sync while wadm's store is unreadable", () => {
 });
 
 describe("a move while wadm's store is unreadable", () => {
+  // The former lattice is retired only once wadm reports the application deployed in the new one,
+  // so the new one has a host.
+  let moved: SimulatedLattice | undefined;
+  before(async () => {
+    moved = await startLattice({ servers: scenario.nats.url, lattice: 'moved', heartbeatMs: 500, waitForWadm: true });
+  });
+  after(() => moved?.stop());
+
   it('keeps the former lattice in status.formerLattices, the application running there, and cleans it up once readable', async () => {
     await deployed('mover');
-    // The store goes when the move reaches the former lattice: the new one took the application.
+    // The store goes when the move reaches the former lattice: the new one runs the application.
     const former = wadm.hold('versions', { lattice: 'default' });
     mc.apply(wasmApp().named('mover').inLattice('moved').build() as never);
-    const pass = mc.reconcile('default', 'mover');
-    await former.arrived;
+    // Passes as Metacontroller makes them, until one retires the former lattice (held at the relay).
+    const pass = await until(
+      async () => {
+        const next = mc.reconcile('default', 'mover');
+        const retiring = await Promise.race([former.arrived.then(() => true), next.then(() => false)]);
+        return retiring && { next };
+      },
+      { what: 'a pass that retires the former lattice', ...WADM_WAIT },
+    );
     await wadm.storeReadable(false);
     former.release();
-    assert.equal((await pass).httpStatus, 200);
+    assert.equal((await pass.next).httpStatus, 200);
     const status = mc.get('default', 'mover')!.status as { lattice: string; formerLattices?: string[]; message: string };
     assert.equal(status.lattice, 'moved');
     assert.deepEqual(status.formerLattices, ['default']);
@@ -118,7 +135,7 @@ describe("a move while wadm's store is unreadable", () => {
 
     await wadm.storeReadable(true);
     assert.ok((await wadm.model('default', 'mover'))?.deployed, 'still running in the former lattice');
-    assert.ok((await wadm.model('moved', 'mover'))?.deployed);
+    assert.ok((await wadm.model('moved', 'mover'))?.deployed, 'deployed in the new lattice');
     const { object } = await mc.waitFor('default', 'mover', (obj) => obj?.status?.['formerLattices'] === undefined, WADM_WAIT);
     assert.match(String(object?.status?.['message']), /deleted the application in former lattice "default"/);
     assert.equal(await wadm.model('default', 'mover'), undefined);
