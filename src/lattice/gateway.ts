@@ -148,10 +148,13 @@ export class LatticeGateway {
     const metadata = await this.client.metadata(lattice, name);
     // Deleted between the two requests: there is no model.
     if (metadata === null) return this.absent(lattice, name);
+    // The oldest version, when a call of ours read it, is as it was (knowledge.ts origin).
+    const origin = this.knowledge.origin(lattice, name);
+    const remembered = origin !== undefined && origin.version === versions[0]!.version && origin.version !== newest.version;
     const model: ModelFacts = {
       versions: versions.map((v) => v.version),
       deployedVersion: versions.find((v) => v.deployed)?.version ?? null,
-      known: { [newest.version]: versionFacts(newest.version, metadata) },
+      known: { [newest.version]: versionFacts(newest.version, metadata), ...(remembered && { [origin.version]: origin }) },
       storedName: metadata.name,
     };
     const sizes = this.knowledge.sizes(lattice, name);

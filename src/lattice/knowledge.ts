@@ -27,7 +27,7 @@
 // applications a hook call asked about: statuses wadm publishes for others are not kept, so they
 // cannot push ours out. A lattice whose subscriptions are down (refused, or dropped while idle)
 // has nothing remembered: the events that keep memory true would go unseen.
-import type { LatticeStatus, ModelFacts, StatusFacts } from '../core/facts.js';
+import type { LatticeStatus, ModelFacts, StatusFacts, VersionFacts } from '../core/facts.js';
 import { olderSizes } from '../core/budget.js';
 import { Lru } from '../plumbing/lru.js';
 import { lean } from './lean-status.js';
@@ -73,9 +73,24 @@ interface Entry {
    * edit one read per kept version when budgeting the model's stored size.
    */
   sizes: Readonly<Record<string, number>> | undefined;
+  /**
+   * The facts of the model's oldest version, read by a call of ours: its owner annotation says
+   * whose the model is (core/ownership.ts). wadm appends every put, so a version listed first
+   * stays first while it exists, and its content never changes: an edit's fresh read is spared
+   * reading it again. Void once a read finds no model (absent()): whoever puts first next owns it.
+   */
+  origin: VersionFacts | undefined;
 }
 
-const NOTHING: Entry = { model: undefined, status: undefined, deploy: undefined, announced: undefined, forgotAt: 0, sizes: undefined };
+const NOTHING: Entry = {
+  model: undefined,
+  status: undefined,
+  deploy: undefined,
+  announced: undefined,
+  forgotAt: 0,
+  sizes: undefined,
+  origin: undefined,
+};
 
 function entryOf(previous: Entry, change: Partial<Entry>): Entry {
   return {
@@ -85,6 +100,7 @@ function entryOf(previous: Entry, change: Partial<Entry>): Entry {
     announced: 'announced' in change ? change.announced : previous.announced,
     forgotAt: change.forgotAt ?? previous.forgotAt,
     sizes: 'sizes' in change ? change.sizes : previous.sizes,
+    origin: 'origin' in change ? change.origin : previous.origin,
   };
 }
 
@@ -175,8 +191,8 @@ export class Knowledge {
   absent(lattice: string, name: string): void {
     const k = key(lattice, name);
     const entry = this.entries.get(k);
-    if (entry && (entry.status || entry.deploy || entry.announced))
-      this.entries.set(k, entryOf(entry, { status: undefined, deploy: undefined, announced: undefined }));
+    if (entry && (entry.status || entry.deploy || entry.announced || entry.origin))
+      this.entries.set(k, entryOf(entry, { status: undefined, deploy: undefined, announced: undefined, origin: undefined }));
   }
 
   private usable(lattice: string, entry: Entry | undefined): Entry['model'] {
@@ -208,16 +224,17 @@ export class Knowledge {
     const k = key(lattice, name);
     const entry = this.entries.get(k);
     if (!model) {
-      const change = model === null ? { model: undefined, sizes: undefined } : { model: undefined };
-      if (entry && (entry.model || (model === null && entry.sizes))) this.entries.set(k, entryOf(entry, change));
+      const change = model === null ? { model: undefined, sizes: undefined, origin: undefined } : { model: undefined };
+      if (entry && (entry.model || (model === null && (entry.sizes || entry.origin)))) this.entries.set(k, entryOf(entry, change));
       return;
     }
     const stale = (entry?.forgotAt ?? 0) > checkpoint || this.resetAt > checkpoint || this.unwatched.has(lattice);
     const { remembered: _remembered, sizes: _sizes, ...facts } = model;
     const kept = stale ? undefined : { facts, readAt: this.options.now() };
     const sizes = olderSizes(model);
-    if (!kept && !entry?.model && sizes === undefined && entry?.sizes === undefined) return;
-    this.entries.set(k, entryOf(entry ?? NOTHING, { model: kept, sizes }));
+    const origin = originOf(model) ?? entry?.origin;
+    if (!kept && !entry?.model && sizes === undefined && entry?.sizes === undefined && origin === undefined) return;
+    this.entries.set(k, entryOf(entry ?? NOTHING, { model: kept, sizes, origin }));
   }
 
   /** A call read sizes before wadm stopped answering: the model is forgotten, its versions' sizes kept. */
@@ -225,7 +242,15 @@ export class Knowledge {
     const k = key(lattice, name);
     const entry = this.entries.get(k);
     if (entry === undefined || this.unwatched.has(lattice)) return;
-    this.entries.set(k, entryOf(entry, { model: undefined, sizes: olderSizes(model) ?? entry.sizes }));
+    this.entries.set(
+      k,
+      entryOf(entry, { model: undefined, sizes: olderSizes(model) ?? entry.sizes, origin: originOf(model) ?? entry.origin }),
+    );
+  }
+
+  /** The facts of the oldest version of a model of ours, as a call of ours read them. */
+  origin(lattice: string, name: string): VersionFacts | undefined {
+    return this.entries.get(key(lattice, name))?.origin;
   }
 
   /** What this replica knows of the sizes of a model's versions (but the newest). */
@@ -324,4 +349,10 @@ export class Knowledge {
 
 function key(lattice: string, name: string): string {
   return `${lattice}/${name}`;
+}
+
+/** The oldest version's facts, when the call read them. */
+function originOf(model: ModelFacts): VersionFacts | undefined {
+  const oldest = model.versions[0];
+  return oldest !== undefined && Object.hasOwn(model.known, oldest) ? model.known[oldest] : undefined;
 }

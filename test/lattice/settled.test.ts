@@ -100,6 +100,44 @@ describe('the settled fast path', () => {
   });
 });
 
+describe('an edit', () => {
+  it('reads the model afresh but not its oldest version again: this replica read it, and it never changes while it is the oldest', async () => {
+    const mc = metacontroller();
+    await settledApp(mc);
+    const edit = async (n: number) => {
+      mc.apply(
+        wasmApp()
+          .with({ description: `edit ${n}` })
+          .build() as never,
+      );
+      const before = wadm.requests.length;
+      await mc.reconcile('default', 'hello-world');
+      return wadm.requests.slice(before).map((r) => r.op);
+    };
+    // The second version: the model had one, read whole with it.
+    assert.deepEqual(await edit(1), ['versions', 'get', 'put', 'deploy']);
+    // The third: the oldest of two says whose the model is; this replica read it at the first put.
+    assert.deepEqual(await edit(2), ['versions', 'get', 'put', 'deploy']);
+    const desired = (mc.get('default', 'hello-world')!.status as { version: string }).version;
+    assert.equal((await wadm.model('default', 'hello-world'))?.deployed, desired, 'wadm deploys the newest desired version');
+  });
+
+  it('reads the oldest version once in a replica that never read it (a restart), then no more', async () => {
+    const mc = metacontroller();
+    await settledApp(mc);
+    mc.apply(wasmApp().with({ description: 'edit 1' }).build() as never);
+    await mc.reconcile('default', 'hello-world');
+    running.service.knowledge.reset(); // what a fresh process knows of wadm: nothing
+    mc.apply(wasmApp().with({ description: 'edit 2' }).build() as never);
+    const before = wadm.requests.length;
+    await mc.reconcile('default', 'hello-world');
+    assert.deepEqual(
+      wadm.requests.slice(before).map((r) => r.op),
+      ['versions', 'get', 'get', 'put', 'deploy'],
+    );
+  });
+});
+
 describe('a cold start', () => {
   it('sends identical reads in flight once (singleflight)', async () => {
     let shared = 0;
