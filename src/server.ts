@@ -68,7 +68,8 @@ export function buildServer(deps: ServerDeps) {
     // makes them plain own properties, and no code of ours merges user objects into others.
     onProtoPoisoning: 'ignore',
     onConstructorPoisoning: 'ignore',
-    // Fastify's own 503 has its own shape; ours comes from the hook gate's closing check.
+    // Fastify's own 503 would start Metacontroller's backoff; the hook gate's closing check
+    // answers 429 with Retry-After instead (http/hook-gate.ts).
     return503OnClosing: false,
   });
 

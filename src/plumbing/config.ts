@@ -160,7 +160,7 @@ export const VARIABLES = {
     env: 'NATS_OUTAGE_GRACE',
     default: '30s',
     description:
-      'A replica cut off from NATS is not ready for this long, and refuses hook calls with 503 so that a peer answers them; past it, unless a peer (PEERS) is connected, it is ready again and answers LatticeUnavailable, so that an outage of NATS reaches every status.',
+      'A replica cut off from NATS is not ready for this long, and refuses hook calls with 429 and Retry-After: 1 so that a peer answers them; past it, unless a peer (PEERS) is connected, it is ready again and answers LatticeUnavailable, so that an outage of NATS reaches every status.',
     parse: duration(0, 600_000),
   },
   peers: {

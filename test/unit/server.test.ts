@@ -313,15 +313,16 @@ describe('probes and metrics', () => {
     assert.match(ready.json().reason, /NATS/);
   });
 
-  it('refuses hook calls 503 with Retry-After while this replica leaves them to a peer, and says why', async (t) => {
+  it('refuses hook calls 429 with Retry-After (no backoff in Metacontroller) while this replica leaves them to a peer, and says why', async (t) => {
     const lattice = new MemoryLattice();
     const { app } = build(t, {
       lattice,
       readiness: () => ({ ready: false, answersHooks: false, reason: 'not connected to NATS for 3 s (grace 30 s)' }),
     });
     const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().build()) });
-    assert.equal(res.statusCode, 503);
+    assert.equal(res.statusCode, 429);
     assert.equal(res.headers['retry-after'], '1');
+    assert.equal(res.headers['connection'], 'close', 'the retry comes on a new connection, which the Service may route to a peer');
     assert.match(res.json().message, /not connected to NATS for 3 s/);
     assert.equal(lattice.lattices.length, 0, 'nothing was asked of the lattice');
     assert.equal((await app.inject('/readyz')).statusCode, 503);
@@ -380,14 +381,16 @@ describe('rejected calls', () => {
     }
   });
 
-  it('answers 503 in the one shape while the server closes', async (t) => {
+  it('answers 429 with Retry-After in the one shape while the server closes, and closes the connection', async (t) => {
     const { app } = build(t);
     await app.ready();
     const closed = app.close();
     const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().build()) });
     await closed;
-    assert.equal(res.statusCode, 503);
-    assert.deepEqual(res.json(), { error: 'ServiceUnavailable', message: 'the service is shutting down; retry' });
+    assert.equal(res.statusCode, 429);
+    assert.equal(res.headers['retry-after'], '1');
+    assert.equal(res.headers['connection'], 'close');
+    assert.deepEqual(res.json(), { error: 'TooManyRequests', message: 'the service is shutting down; retry' });
   });
 
   it('are counted by hook and code, and logged at warn without the body or the token', async (t) => {
