@@ -44,6 +44,16 @@ export interface ServerDeps {
  */
 export const REQUEST_TIMEOUT_MS = 30_000;
 
+/**
+ * How long an idle kept-alive connection stays open. Metacontroller's webhook client is Go's
+ * default transport, which keeps an idle connection for 90 s and sends the next call on it: a
+ * server that closes sooner (Fastify's default is 72 s) can close it as a call is sent, which
+ * Metacontroller sees as a connection reset, an error, and backs off. Above 90 s the client always
+ * closes first. The headers and request timeouts start with a request's first byte, not with the
+ * connection's idle time (Node 18 and later), so they need not grow with it.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 100_000;
+
 export const HOOK_PATHS: Record<HookName, string> = { sync: '/sync', finalize: '/finalize' };
 
 const checkHookRequest = compile<HookRequest>(HookRequestSchema);
@@ -59,6 +69,7 @@ export function buildServer(deps: ServerDeps) {
   const app = Fastify({
     ...(deps.https ? { https: { ...deps.https, ...serverOptions } } : { http: serverOptions }),
     requestTimeout,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     loggerInstance: deps.logger,
     bodyLimit: deps.bodyLimit,
     // Resync calls are many and mostly no-ops: log what the hooks decide, not every request.

@@ -5,12 +5,13 @@ import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Lattice } from '../../src/sync.js';
 import type { Metrics } from '../../src/plumbing/metrics.js';
-import { REQUEST_TIMEOUT_MS } from '../../src/server.js';
+import { Agent, request as httpRequest } from 'node:http';
+import { KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../../src/server.js';
 import { declaredBytes } from '../../src/http/hook-gate.js';
 import { build } from '../support/http.js';
 import { MemoryLattice } from '../support/memory-lattice.js';
 import { wasmApp, hookRequest } from '../support/resources.js';
-import { until } from '../support/wait.js';
+import { sleep, until } from '../support/wait.js';
 
 describe('POST /sync', () => {
   it('names the holder of a model that is not ours only at debug, never at info or in the answer', async (t) => {
@@ -202,6 +203,33 @@ describe('a caller that goes away', () => {
     await app.listen({ port: 0, host: '127.0.0.1' });
     assert.equal(app.server.requestTimeout, REQUEST_TIMEOUT_MS);
     assert.ok(app.server.headersTimeout <= app.server.requestTimeout, `headersTimeout ${app.server.headersTimeout} ≤ requestTimeout`);
+  });
+
+  it("keeps an idle connection open longer than Go's HTTP client does (90 s), its timers counting only requests", async (t) => {
+    const { app } = build(t, { requestTimeoutMs: 300 });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    assert.equal(app.server.keepAliveTimeout, KEEP_ALIVE_TIMEOUT_MS);
+    assert.ok(app.server.keepAliveTimeout > 90_000, `keepAliveTimeout ${app.server.keepAliveTimeout} ms > Go's IdleConnTimeout (90 s)`);
+    assert.ok(app.server.headersTimeout <= app.server.requestTimeout, 'Node enforces the request timeout through the headers timeout');
+    // One connection, two calls, idle between them for longer than the headers and request
+    // timeouts: those count from a request's first byte, so the idle connection stays usable.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    t.after(() => agent.destroy());
+    const { port } = app.server.address() as AddressInfo;
+    const call = () =>
+      new Promise<{ status: number | undefined; socket: unknown }>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, path: '/sync', method: 'POST', agent }, (res) => {
+          const socket = res.socket;
+          res.resume().on('end', () => resolve({ status: res.statusCode, socket }));
+        });
+        req.on('error', reject).setHeader('content-type', 'application/json');
+        req.end(JSON.stringify(hookRequest(wasmApp().build())));
+      });
+    const first = await call();
+    await sleep(3 * app.server.requestTimeout);
+    const second = await call();
+    assert.deepEqual([first.status, second.status], [200, 200]);
+    assert.equal(second.socket, first.socket, 'the second call went over the kept-alive connection');
   });
 
   it('keeps its place while its call still works after it disconnected, then frees it once', async (t) => {
