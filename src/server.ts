@@ -102,9 +102,10 @@ export function buildServer(deps: ServerDeps) {
   app.decorateRequest('admittedBytes', 0);
   app.decorateRequest('working', false);
   app.decorateRequest('closed', false);
+  app.decorateRequest('arrivedAt', 0);
   const gate = hookGate(deps, refuse, closing);
   for (const hook of ['sync', 'finalize'] as const) {
-    app.post(HOOK_PATHS[hook], { onRequest: gate.admit }, (request, reply) => {
+    app.post(HOOK_PATHS[hook], { onRequest: [arrived, gate.admit] }, (request, reply) => {
       const answered = handleHook(deps, hook, request, reply, refuse);
       return answered && gate.whileWorking(request, answered);
     });
@@ -150,6 +151,16 @@ export function buildServer(deps: ServerDeps) {
   return app;
 }
 
+/**
+ * A hook call's budget counts from here, its headers read and its body not yet: Metacontroller's
+ * timeout runs while the body is read and parsed (a large parent on a busy CPU takes a while).
+ * Fastify's callback form: no promise per call.
+ */
+function arrived(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  request.arrivedAt = performance.now();
+  done();
+}
+
 /** The hook a URL names (query strings aside), or undefined for every other path. */
 function hookAt(url: string): HookName | undefined {
   const path = url.split('?')[0];
@@ -192,7 +203,10 @@ function handleHook(
   try {
     // request.log is a child of our pino root (loggerInstance), typed by Fastify more loosely.
     // Metacontroller closes the connection when it stops waiting: nothing more is done for it.
-    answered = deps.hooks.answer(hook, body, request.log as Logger, { gone: () => request.raw.socket.destroyed });
+    answered = deps.hooks.answer(hook, body, request.log as Logger, {
+      gone: () => request.raw.socket.destroyed,
+      arrivedAt: request.arrivedAt,
+    });
   } catch (err) {
     return failed(err);
   }

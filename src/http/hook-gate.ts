@@ -13,6 +13,8 @@ declare module 'fastify' {
     working: boolean;
     /** Its response is over: sent, or its caller gone. */
     closed: boolean;
+    /** When it arrived (performance.now(), its headers read): its budget counts from there (server.ts). */
+    arrivedAt: number;
   }
 }
 

@@ -152,7 +152,7 @@ export const VARIABLES = {
     env: 'HOOK_TIMEOUT',
     default: '10s',
     description:
-      "Metacontroller's timeout for this service's hooks: the CompositeController's `webhook.timeout`, which the Helm chart sets from `hooks.timeout` for both. Every hook call, its waits and wadm requests included, ends a second before it.",
+      "Metacontroller's timeout for this service's hooks: the CompositeController's `webhook.timeout`, which the Helm chart sets from `hooks.timeout` for both. Every hook call, counted from its arrival (reading its body, its waits and wadm requests included), ends a second before it.",
     parse: duration(2000, 600_000),
   },
   natsOutageGraceMs: {

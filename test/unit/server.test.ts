@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { Lattice } from '../../src/sync.js';
 import type { Metrics } from '../../src/plumbing/metrics.js';
 import { Agent, request as httpRequest } from 'node:http';
+import { Readable } from 'node:stream';
 import { KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../../src/server.js';
 import { declaredBytes } from '../../src/http/hook-gate.js';
 import { build } from '../support/http.js';
@@ -317,6 +318,41 @@ describe('a burst of large bodies', () => {
       payload: padded('large', 6_000),
     });
     assert.equal(res.statusCode, 200);
+  });
+});
+
+describe("a hook call's budget", () => {
+  it('counts from its arrival: a body that takes the whole budget to come answers LatticeUnavailable and asks wadm nothing', async (t) => {
+    const lattice = new MemoryLattice();
+    const budgetMs = 100;
+    const { app } = build(t, { lattice, budgetMs });
+    const body = JSON.stringify(hookRequest(wasmApp().build()));
+    // The body's second half comes only after three budgets: a busy CPU or a slow network between
+    // the headers and the handler. Timers never fire early, so under load it only comes later.
+    async function* slowly() {
+      yield body.slice(0, 100);
+      await sleep(3 * budgetMs);
+      yield body.slice(100);
+    }
+    const res = await app.inject({
+      method: 'POST',
+      url: '/sync',
+      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+      payload: Readable.from(slowly()),
+    });
+    assert.equal(res.statusCode, 200);
+    const ready = res.json().status.conditions.find((c: { type: string }) => c.type === 'Ready');
+    assert.deepEqual([ready.status, ready.reason], ['Unknown', 'LatticeUnavailable']);
+    assert.match(ready.message, /\(Timeout\): no time left within this hook call \(100 ms\)/);
+    assert.equal(lattice.lattices.length, 0, 'no wadm request was started past the budget');
+  });
+
+  it('leaves the whole budget to a call whose body came at once', async (t) => {
+    const lattice = new MemoryLattice();
+    const { app } = build(t, { lattice, budgetMs: 100 });
+    const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().build()) });
+    assert.equal(res.json().status.phase, 'Reconciling');
+    assert.ok(lattice.lattices.length > 0, 'wadm was asked');
   });
 });
 
