@@ -44,6 +44,15 @@ export interface GateDeps {
 export function hookGate(deps: GateDeps, refuse: Refuse, closing: { now: boolean }) {
   const later = (request: FastifyRequest, reply: FastifyReply, message: string) =>
     refuse(request, reply.header('retry-after', RETRY_AFTER_SECONDS), 429, message);
+  // The connection is closed only once the body has arrived (read and dropped, never parsed): a
+  // caller still sending a large body into a closed connection gets a broken pipe, not our answer
+  // (Go's client, Metacontroller's, did so for a third of 2 MB bodies), and that is an error again.
+  const laterOnNewConnection = (request: FastifyRequest, reply: FastifyReply, message: string) => {
+    reply.header('connection', 'close');
+    const body = request.raw;
+    if (body.readableEnded) return void later(request, reply, message);
+    body.once('end', () => later(request, reply, message)).resume();
+  };
   let inFlight = 0;
   let bytesInFlight = 0;
   const bytesBound = deps.hookBytesInFlight ?? Infinity;
@@ -67,15 +76,14 @@ export function hookGate(deps: GateDeps, refuse: Refuse, closing: { now: boolean
     admit(request: FastifyRequest, reply: FastifyReply, done: () => void) {
       // Calls on kept-alive connections still arrive while the server closes: the retry, on a new
       // connection, reaches a replica that stays.
-      if (closing.now) return void later(request, reply.header('connection', 'close'), 'the service is shutting down; retry');
+      if (closing.now) return laterOnNewConnection(request, reply, 'the service is shutting down; retry');
       if (deps.authorize && !deps.authorize(request.headers.authorization)) {
         return void refuse(request, reply.header('www-authenticate', 'Bearer'), 401, 'missing or wrong bearer token');
       }
       // Cut off from NATS while a peer may answer: the status stays as it is. The connection is
       // closed so that the retry is routed afresh, to the peer once this replica left the Service.
       const readiness = deps.readiness();
-      if (!readiness.answersHooks)
-        return void later(request, reply.header('connection', 'close'), `${readiness.reason ?? 'not answering'}; retry`);
+      if (!readiness.answersHooks) return laterOnNewConnection(request, reply, `${readiness.reason ?? 'not answering'}; retry`);
       if (inFlight >= deps.maxConcurrentHooks) return void later(request, reply, 'too many hook calls in flight; retry');
       // A parsed body takes several times its size in the heap: a burst of large ones waits its
       // turn rather than exhaust the heap. One call alone always passes (up to the body limit).

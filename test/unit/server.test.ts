@@ -392,6 +392,27 @@ describe('probes and metrics', () => {
     assert.equal((await app.inject('/readyz')).statusCode, 503);
   });
 
+  it('closes the connection of such a refusal only once the whole body has arrived, so that a large one gets the answer', async (t) => {
+    const { app } = build(t, {
+      readiness: () => ({ ready: false, answersHooks: false, reason: 'not connected to NATS for 3 s (grace 30 s)' }),
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as AddressInfo;
+    // 8 MiB: more than the socket buffers hold, so the caller is still sending when the refusal is decided.
+    const body = Buffer.alloc(8 * 1024 * 1024, ' ');
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    let failure: Error | undefined;
+    socket.on('data', (chunk) => (answer += chunk)).on('error', (err) => (failure = err));
+    socket.write(`POST /sync HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+    socket.end(body);
+    await new Promise((resolve) => socket.on('close', resolve));
+    assert.equal(failure, undefined, 'the caller wrote its whole body');
+    assert.match(answer, /^HTTP\/1\.1 429 /);
+    assert.match(answer, /\r\nconnection: close\r\n/i);
+    assert.match(answer, /\r\nretry-after: 1\r\n/i);
+  });
+
   it('tells peers in one word whether it is connected to NATS (/natsz)', async (t) => {
     assert.deepEqual((await build(t, { ready: true }).app.inject('/natsz')).json(), { connected: true });
     const down = await build(t, { ready: false }).app.inject('/natsz');
