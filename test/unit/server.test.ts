@@ -207,7 +207,7 @@ describe('a caller that goes away', () => {
   });
 
   it("keeps an idle connection open longer than Go's HTTP client does (90 s), its timers counting only requests", async (t) => {
-    const { app } = build(t, { requestTimeoutMs: 300 });
+    const { app } = build(t, { requestTimeoutMs: 500 });
     await app.listen({ port: 0, host: '127.0.0.1' });
     assert.equal(app.server.keepAliveTimeout, KEEP_ALIVE_TIMEOUT_MS);
     assert.ok(app.server.keepAliveTimeout > 90_000, `keepAliveTimeout ${app.server.keepAliveTimeout} ms > Go's IdleConnTimeout (90 s)`);
