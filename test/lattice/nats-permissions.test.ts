@@ -294,7 +294,7 @@ describe('the service with a NATS user limited to its lattices (SECURITY.md)', (
     const waiting = await mc.deleteAndFinalize(namespace, name, { maxPasses: 1 });
     assert.deepEqual(
       [waiting.removed, waiting.results[0]?.hook, waiting.results[0]?.finalized ?? false, waiting.results[0]?.resyncAfterSeconds],
-      [false, 'finalize', false, 60],
+      [false, 'finalize', false, resyncJitter(60, `${namespace}/${name}`)],
     );
     assert.equal(ready(waiting.object)?.reason, 'LatticeNotPermitted');
     assert.equal(
