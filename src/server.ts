@@ -19,7 +19,7 @@ export interface ServerDeps {
   logger: Logger;
   metrics: Metrics;
   /** Whether this replica is ready and answers hooks (wiring/readiness.ts), and whether NATS is connected. */
-  readiness: () => { ready: boolean; answersHooks: boolean; reason?: string };
+  readiness: () => { ready: boolean; answersHooks: boolean; reason?: string; peerAnswers?: boolean };
   natsConnected: () => boolean;
   /** Largest hook body accepted; Metacontroller sends whole objects with managedFields. */
   bodyLimit: number;

@@ -30,7 +30,7 @@ export const RETRY_AFTER_SECONDS = '1';
 export type Refuse = (request: FastifyRequest, reply: FastifyReply, status: number, message: string) => FastifyReply;
 
 export interface GateDeps {
-  readiness: () => { answersHooks: boolean; reason?: string };
+  readiness: () => { answersHooks: boolean; reason?: string; peerAnswers?: boolean };
   maxConcurrentHooks: number;
   hookBytesInFlight?: number;
   bodyLimit: number;
@@ -80,10 +80,15 @@ export function hookGate(deps: GateDeps, refuse: Refuse, closing: { now: boolean
       if (deps.authorize && !deps.authorize(request.headers.authorization)) {
         return void refuse(request, reply.header('www-authenticate', 'Bearer'), 401, 'missing or wrong bearer token');
       }
-      // Cut off from NATS while a peer may answer: the status stays as it is. The connection is
-      // closed so that the retry is routed afresh, to the peer once this replica left the Service.
+      // Cut off from NATS while a peer may answer: the status stays as it is. Once a peer said it
+      // is connected, the connection is closed, so that the retry is routed afresh, to the peer.
+      // Not before: while no replica is ready the Service has no endpoint, a new connection is
+      // refused, and that is an error to Metacontroller; the kept-alive one gets a 429 again.
       const readiness = deps.readiness();
-      if (!readiness.answersHooks) return laterOnNewConnection(request, reply, `${readiness.reason ?? 'not answering'}; retry`);
+      if (!readiness.answersHooks) {
+        const message = `${readiness.reason ?? 'not answering'}; retry`;
+        return readiness.peerAnswers ? laterOnNewConnection(request, reply, message) : void later(request, reply, message);
+      }
       if (inFlight >= deps.maxConcurrentHooks) return void later(request, reply, 'too many hook calls in flight; retry');
       // A parsed body takes several times its size in the heap: a burst of large ones waits its
       // turn rather than exhaust the heap. One call alone always passes (up to the body limit).

@@ -21,6 +21,8 @@ export interface ReadinessState {
   answersHooks: boolean;
   /** Why not, when not. */
   reason?: string;
+  /** Refusing hooks while a peer said lately it is connected: a call on a new connection can reach it. */
+  peerAnswers?: boolean;
 }
 
 export interface ReplicaView {
@@ -42,10 +44,18 @@ export function readiness(view: ReplicaView): ReadinessState {
   if (view.connected) return { ready: true, answersHooks: true };
   const downMs = view.now - view.disconnectedAt;
   const seconds = Math.round(downMs / 1000);
-  if (downMs < view.graceMs)
-    return { ready: false, answersHooks: false, reason: `not connected to NATS for ${seconds} s (grace ${view.graceMs / 1000} s)` };
-  if (view.peerConnectedAt !== undefined && view.now - view.peerConnectedAt < view.peerWordMs) {
-    return { ready: false, answersHooks: false, reason: `not connected to NATS for ${seconds} s; a peer is, and answers instead` };
+  const peerAnswers = view.peerConnectedAt !== undefined && view.now - view.peerConnectedAt < view.peerWordMs;
+  if (downMs < view.graceMs) {
+    const reason = `not connected to NATS for ${seconds} s (grace ${view.graceMs / 1000} s)`;
+    return peerAnswers ? { ready: false, answersHooks: false, reason, peerAnswers } : { ready: false, answersHooks: false, reason };
+  }
+  if (peerAnswers) {
+    return {
+      ready: false,
+      answersHooks: false,
+      reason: `not connected to NATS for ${seconds} s; a peer is, and answers instead`,
+      peerAnswers,
+    };
   }
   return {
     ready: true,
