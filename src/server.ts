@@ -19,7 +19,7 @@ export interface ServerDeps {
   logger: Logger;
   metrics: Metrics;
   /** Whether this replica is ready and answers hooks (wiring/readiness.ts), and whether NATS is connected. */
-  readiness: () => { ready: boolean; answersHooks: boolean; reason?: string };
+  readiness: () => { ready: boolean; answersHooks: boolean; reason?: string; peerAnswers?: boolean };
   natsConnected: () => boolean;
   /** Largest hook body accepted; Metacontroller sends whole objects with managedFields. */
   bodyLimit: number;
@@ -44,6 +44,16 @@ export interface ServerDeps {
  */
 export const REQUEST_TIMEOUT_MS = 30_000;
 
+/**
+ * How long an idle kept-alive connection stays open. Metacontroller's webhook client is Go's
+ * default transport, which keeps an idle connection for 90 s and sends the next call on it: a
+ * server that closes sooner (Fastify's default is 72 s) can close it as a call is sent, which
+ * Metacontroller sees as a connection reset, an error, and backs off. Above 90 s the client always
+ * closes first. The headers and request timeouts start with a request's first byte, not with the
+ * connection's idle time (Node 18 and later), so they need not grow with it.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 100_000;
+
 export const HOOK_PATHS: Record<HookName, string> = { sync: '/sync', finalize: '/finalize' };
 
 const checkHookRequest = compile<HookRequest>(HookRequestSchema);
@@ -59,6 +69,7 @@ export function buildServer(deps: ServerDeps) {
   const app = Fastify({
     ...(deps.https ? { https: { ...deps.https, ...serverOptions } } : { http: serverOptions }),
     requestTimeout,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     loggerInstance: deps.logger,
     bodyLimit: deps.bodyLimit,
     // Resync calls are many and mostly no-ops: log what the hooks decide, not every request.
@@ -68,7 +79,8 @@ export function buildServer(deps: ServerDeps) {
     // makes them plain own properties, and no code of ours merges user objects into others.
     onProtoPoisoning: 'ignore',
     onConstructorPoisoning: 'ignore',
-    // Fastify's own 503 has its own shape; ours comes from the hook gate's closing check.
+    // Fastify's own 503 would start Metacontroller's backoff; the hook gate's closing check
+    // answers 429 with Retry-After instead (http/hook-gate.ts).
     return503OnClosing: false,
   });
 
@@ -90,9 +102,10 @@ export function buildServer(deps: ServerDeps) {
   app.decorateRequest('admittedBytes', 0);
   app.decorateRequest('working', false);
   app.decorateRequest('closed', false);
+  app.decorateRequest('arrivedAt', 0);
   const gate = hookGate(deps, refuse, closing);
   for (const hook of ['sync', 'finalize'] as const) {
-    app.post(HOOK_PATHS[hook], { onRequest: gate.admit }, (request, reply) => {
+    app.post(HOOK_PATHS[hook], { onRequest: [arrived, gate.admit] }, (request, reply) => {
       const answered = handleHook(deps, hook, request, reply, refuse);
       return answered && gate.whileWorking(request, answered);
     });
@@ -138,6 +151,16 @@ export function buildServer(deps: ServerDeps) {
   return app;
 }
 
+/**
+ * A hook call's budget counts from here, its headers read and its body not yet: Metacontroller's
+ * timeout runs while the body is read and parsed (a large parent on a busy CPU takes a while).
+ * Fastify's callback form: no promise per call.
+ */
+function arrived(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  request.arrivedAt = performance.now();
+  done();
+}
+
 /** The hook a URL names (query strings aside), or undefined for every other path. */
 function hookAt(url: string): HookName | undefined {
   const path = url.split('?')[0];
@@ -180,7 +203,10 @@ function handleHook(
   try {
     // request.log is a child of our pino root (loggerInstance), typed by Fastify more loosely.
     // Metacontroller closes the connection when it stops waiting: nothing more is done for it.
-    answered = deps.hooks.answer(hook, body, request.log as Logger, { gone: () => request.raw.socket.destroyed });
+    answered = deps.hooks.answer(hook, body, request.log as Logger, {
+      gone: () => request.raw.socket.destroyed,
+      arrivedAt: request.arrivedAt,
+    });
   } catch (err) {
     return failed(err);
   }

@@ -9,7 +9,7 @@ import { decideFinalize, decideSync, memorable, type Step } from './core/decide.
 import type { Action, ActionResult, LatticeFacts, ModelFacts, Write } from './core/facts.js';
 import { runSteps, writeOperation, type Run } from './core/steps.js';
 import type { Tenancy } from './core/tenancy.js';
-import { deadlineIn, withinDeadline } from './plumbing/deadline.js';
+import { withinDeadline } from './plumbing/deadline.js';
 import type { HookName, HookRequest, HookResponse } from './schema/hook.js';
 import { answerOf, Answers, type Answer } from './http/answers.js';
 
@@ -54,6 +54,11 @@ export interface Hooks {
 /** Who is waiting for the answer: once they hung up, the call performs nothing more. */
 export interface Caller {
   gone(): boolean;
+  /**
+   * When the call arrived, on performance.now(): its budget counts from there, the time its body
+   * took to arrive and be parsed included. Absent: from when the hook starts on it.
+   */
+  arrivedAt?: number;
 }
 
 const STILL_THERE: Caller = { gone: () => false };
@@ -75,7 +80,7 @@ export function createHooks(deps: HookDeps): Hooks {
   async function run(hook: HookName, request: HookRequest, log: Logger, caller = STILL_THERE): Promise<Run> {
     const key = request.parent.metadata.uid ?? `${request.parent.metadata.namespace}/${request.parent.metadata.name}`;
     const previous = inFlight.get(key);
-    const started = { now: deps.now(), endsAt: deadlineIn(deps.budgetMs) };
+    const started = startedAt(deps, caller);
     const mine = (previous ? until(previous, started.endsAt) : Promise.resolve()).then(() => runNow(hook, request, log, caller, started));
     inFlight.set(key, mine);
     return mine.finally(() => {
@@ -83,13 +88,7 @@ export function createHooks(deps: HookDeps): Hooks {
     });
   }
 
-  async function runNow(
-    hook: HookName,
-    request: HookRequest,
-    log: Logger,
-    caller: Caller,
-    started: { now: number; endsAt: number },
-  ): Promise<Run> {
+  async function runNow(hook: HookName, request: HookRequest, log: Logger, caller: Caller, started: Started): Promise<Run> {
     const app = answers.application(request.parent);
     // Taken now, before any await lets another call derive its own application.
     const body = answers.takeBody(app);
@@ -101,12 +100,11 @@ export function createHooks(deps: HookDeps): Hooks {
       body: () => body,
     });
     const { lattice, ref } = call.app;
-    const deadline = call.now + deps.budgetMs;
     // Every wait an action makes is cut to the time the call has left (plumbing/deadline.ts).
     const perform = (action: Action): Promise<ActionResult> => {
       const stop = caller.gone()
         ? 'the caller hung up'
-        : deps.now() > deadline || performance.now() >= started.endsAt
+        : deps.now() > started.deadline || performance.now() >= started.endsAt
           ? `no time left within this hook call (${deps.budgetMs} ms)`
           : undefined;
       if (stop) return Promise.resolve({ kind: 'unavailable', reason: 'Timeout', message: stop });
@@ -131,6 +129,21 @@ export function createHooks(deps: HookDeps): Hooks {
   }
 
   return { answer, run, answers };
+}
+
+/** When a call started, on the hooks' clock, and when its budget ends, on that clock and on the monotonic one. */
+interface Started {
+  now: number;
+  /** On the hooks' clock (tests move it by hand). */
+  deadline: number;
+  /** On performance.now(). */
+  endsAt: number;
+}
+
+function startedAt(deps: HookDeps, caller: Caller): Started {
+  const endsAt = (caller.arrivedAt ?? performance.now()) + deps.budgetMs;
+  const now = deps.now();
+  return { now, deadline: now + (endsAt - performance.now()), endsAt };
 }
 
 /** Waits for the call before (whatever its outcome) until the deadline, when this call stops waiting and performs nothing. */

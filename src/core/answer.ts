@@ -64,6 +64,7 @@ export function respond(call: Call, v: Verdict, finalized?: boolean, formerLatti
     formerLattices,
     previous: call.previousStatus,
     now: call.now,
+    identity: call.app.owner,
   };
   const { status, resyncAfterSeconds } = buildStatus(context, v);
   const response: HookResponse = { status, children: [] };

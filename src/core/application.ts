@@ -36,7 +36,10 @@ export interface Call {
   now: number;
   /** The NATS server's max_payload, while connected: a larger manifest is a spec problem. */
   maxPayloadBytes: number | undefined;
-  /** How long after a deploy wadm's latest status is taken to describe it without other evidence (evidence.ts). */
+  /**
+   * How long after a deploy wadm's latest status is taken to describe it without other evidence;
+   * six of them for a status known to predate the deploy (evidence.ts).
+   */
   deployGraceMs?: number;
   /** The put body: rarely needed (only when its version is absent), so rendered on demand. */
   body(): string;

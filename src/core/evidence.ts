@@ -10,13 +10,23 @@
 //   - when the previous status spoke of this deployed version without an anchor: a replica had
 //     the evidence then, and its answer must not flip back;
 //   - once the deploy grace has passed since the anchor: a deploy that changes nothing wadm
-//     reports (say, only an annotation) is followed by no status at all.
+//     reports (say, only an annotation) is followed by no status at all. Not so for a status this
+//     replica knows wadm published before the deploy (it knew the status before it saw the deploy
+//     acknowledged or announced): that one speaks of what ran before, and a slow wadm reports the
+//     new version later, so it is taken only once the report wait has passed with no word from
+//     wadm. Taken at the grace, a slow wadm's old `deployed` gave Ready=True, then a flap.
 // Otherwise the answer is Progressing, with the anchor kept and a short resync.
 import { SCALER_STATES, type ScalerStatus } from '../schema/status.js';
 import type { Call } from './application.js';
 import type { StatusFacts } from './facts.js';
 
 export const DEPLOY_GRACE_MS = 10_000;
+/**
+ * How long wadm may stay silent after a deploy before a status known to predate it is taken as it
+ * is: six deploy graces (60 s), so that tests which shorten the grace shorten this with it.
+ */
+export const REPORT_WAIT_GRACES = 6;
+export const REPORT_WAIT_MS = REPORT_WAIT_GRACES * DEPLOY_GRACE_MS;
 /** How far apart the replicas' clocks may be (NTP keeps a cluster's within milliseconds). */
 export const CLOCK_MARGIN_MS = 1_000;
 
@@ -28,7 +38,9 @@ export function awaitingReport(call: Call, version: string, status: StatusFacts)
   if (previous === 'reported') return undefined;
   // Deployed by a call whose answer never reached the resource: from now on.
   const since = previous ?? call.now;
-  if (call.now - since >= (call.deployGraceMs ?? DEPLOY_GRACE_MS)) return undefined;
+  const grace = call.deployGraceMs ?? DEPLOY_GRACE_MS;
+  if (status.precedesDeployOf === version) return call.now - since >= REPORT_WAIT_GRACES * grace ? undefined : since;
+  if (call.now - since >= grace) return undefined;
   if (status.heardAt !== undefined && status.heardAt > since + CLOCK_MARGIN_MS) return undefined;
   return since;
 }

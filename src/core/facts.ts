@@ -58,6 +58,12 @@ export interface StatusFacts {
   followsOwnDeploy?: boolean;
   /** The version whose deploy this replica heard wadm announce before it heard this status: evidence needing no clock. */
   followsDeployOf?: string;
+  /**
+   * The version of the latest deploy this replica saw after it knew this status (its own,
+   * acknowledged, or one wadm announced): wadm published the status before that deploy, so it
+   * speaks of what ran before it, whatever the clocks say.
+   */
+  precedesDeployOf?: string;
   /** When this replica heard wadm publish it (its status stream), on the shell's clock; absent for a status read. */
   heardAt?: number;
 }

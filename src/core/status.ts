@@ -22,6 +22,8 @@ export interface StatusContext {
   /** The parent's current status, possibly stale: only used to keep transition times. */
   previous: unknown;
   now: number;
+  /** Who the resource is (`<namespace>/<name>`): its resync's jitter (resyncJitter). Absent: none (the CLI schedules nothing). */
+  identity?: string;
 }
 
 export interface StatusAnswer {
@@ -60,8 +62,36 @@ export function buildStatus(context: StatusContext, verdict: Verdict): StatusAns
   const readySince = Date.parse(conditions[0]!.lastTransitionTime);
   // A former lattice still to clean up is work to come back to, whatever this lattice's verdict.
   const pace = former.length > 0 && info.pace === 'settled' ? 'unavailable' : info.pace;
-  const resyncAfterSeconds = resyncDelay(pace, context.now - readySince);
-  return resyncAfterSeconds === undefined ? { status } : { status, resyncAfterSeconds };
+  const delay = resyncDelay(pace, context.now - readySince);
+  if (delay === undefined) return { status };
+  return { status, resyncAfterSeconds: context.identity === undefined ? delay : resyncJitter(delay, context.identity) };
+}
+
+/** The resync's spread: ±10 % of its delay. */
+export const RESYNC_JITTER = 0.1;
+
+/**
+ * The delay, moved by up to ±10 % by the resource's identity, to 0.1 s. An outage ends for every
+ * resource at once, and without jitter their resyncs would then come in lockstep, all at the same
+ * moment, each time. The spread comes from a hash of who the resource is, never from chance or
+ * the clock: the same call still gets a byte-identical answer (a changed answer is a status write,
+ * and the answer is cached under its ETag).
+ */
+export function resyncJitter(seconds: number, identity: string): number {
+  const fraction = hash32(identity) / 2 ** 32; // [0, 1)
+  return Math.round(seconds * (1 + RESYNC_JITTER * (2 * fraction - 1)) * 10) / 10;
+}
+
+/**
+ * FNV-1a over the text, then murmur3's finaliser: FNV-1a alone leaves names that differ in their
+ * last characters (app-1, app-2) close in its high bits, which the fraction reads.
+ */
+function hash32(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b);
+  hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35);
+  return (hash ^ (hash >>> 16)) >>> 0;
 }
 
 /** Short and growing while something is expected to change; none once settled. */

@@ -13,13 +13,24 @@ declare module 'fastify' {
     working: boolean;
     /** Its response is over: sent, or its caller gone. */
     closed: boolean;
+    /** When it arrived (performance.now(), its headers read): its budget counts from there (server.ts). */
+    arrivedAt: number;
   }
 }
+
+/**
+ * Every "try again later" is a 429 with this Retry-After: Metacontroller (pkg/hooks/webhook.go)
+ * requeues the object after exactly that long and forgets its failures. Any other status is an
+ * error to it: a SyncError event on the object, an error line in its log, and a retry after its
+ * per-object exponential backoff (5 ms doubling per failure, up to 1000 s), which a 30 s outage
+ * already grows to 20 s. Without Retry-After, a 429 is retried at once: a hot loop.
+ */
+export const RETRY_AFTER_SECONDS = '1';
 
 export type Refuse = (request: FastifyRequest, reply: FastifyReply, status: number, message: string) => FastifyReply;
 
 export interface GateDeps {
-  readiness: () => { answersHooks: boolean; reason?: string };
+  readiness: () => { answersHooks: boolean; reason?: string; peerAnswers?: boolean };
   maxConcurrentHooks: number;
   hookBytesInFlight?: number;
   bodyLimit: number;
@@ -31,6 +42,17 @@ export interface GateDeps {
  * of a 16 MiB body. Probes and /metrics stay open for the kubelet and Prometheus.
  */
 export function hookGate(deps: GateDeps, refuse: Refuse, closing: { now: boolean }) {
+  const later = (request: FastifyRequest, reply: FastifyReply, message: string) =>
+    refuse(request, reply.header('retry-after', RETRY_AFTER_SECONDS), 429, message);
+  // The connection is closed only once the body has arrived (read and dropped, never parsed): a
+  // caller still sending a large body into a closed connection gets a broken pipe, not our answer
+  // (Go's client, Metacontroller's, did so for a third of 2 MB bodies), and that is an error again.
+  const laterOnNewConnection = (request: FastifyRequest, reply: FastifyReply, message: string) => {
+    reply.header('connection', 'close');
+    const body = request.raw;
+    if (body.readableEnded) return void later(request, reply, message);
+    body.once('end', () => later(request, reply, message)).resume();
+  };
   let inFlight = 0;
   let bytesInFlight = 0;
   const bytesBound = deps.hookBytesInFlight ?? Infinity;
@@ -52,29 +74,27 @@ export function hookGate(deps: GateDeps, refuse: Refuse, closing: { now: boolean
     // Fastify's callback form (an async hook costs a promise per call); refusing ends the call
     // here: the callback is not called.
     admit(request: FastifyRequest, reply: FastifyReply, done: () => void) {
-      // Calls on kept-alive connections still arrive while the server closes.
-      if (closing.now) return void refuse(request, reply.header('connection', 'close'), 503, 'the service is shutting down; retry');
+      // Calls on kept-alive connections still arrive while the server closes: the retry, on a new
+      // connection, reaches a replica that stays.
+      if (closing.now) return laterOnNewConnection(request, reply, 'the service is shutting down; retry');
       if (deps.authorize && !deps.authorize(request.headers.authorization)) {
         return void refuse(request, reply.header('www-authenticate', 'Bearer'), 401, 'missing or wrong bearer token');
       }
-      // Cut off from NATS while a peer may answer: the status stays as it is; the next call goes to the peer.
+      // Cut off from NATS while a peer may answer: the status stays as it is. Once a peer said it
+      // is connected, the connection is closed, so that the retry is routed afresh, to the peer.
+      // Not before: while no replica is ready the Service has no endpoint, a new connection is
+      // refused, and that is an error to Metacontroller; the kept-alive one gets a 429 again.
       const readiness = deps.readiness();
-      if (!readiness.answersHooks)
-        return void refuse(request, reply.header('retry-after', '1'), 503, `${readiness.reason ?? 'not answering'}; retry`);
-      if (inFlight >= deps.maxConcurrentHooks) {
-        // Metacontroller requeues after Retry-After; without it, it retries at once (a hot loop).
-        return void refuse(request, reply.header('retry-after', '1'), 429, 'too many hook calls in flight; retry');
+      if (!readiness.answersHooks) {
+        const message = `${readiness.reason ?? 'not answering'}; retry`;
+        return readiness.peerAnswers ? laterOnNewConnection(request, reply, message) : void later(request, reply, message);
       }
+      if (inFlight >= deps.maxConcurrentHooks) return void later(request, reply, 'too many hook calls in flight; retry');
       // A parsed body takes several times its size in the heap: a burst of large ones waits its
       // turn rather than exhaust the heap. One call alone always passes (up to the body limit).
       const bytes = declaredBytes(request.headers['content-length'], deps.bodyLimit);
       if (inFlight > 0 && bytesInFlight + bytes > bytesBound) {
-        return void refuse(
-          request,
-          reply.header('retry-after', '1'),
-          429,
-          `hook bodies in flight would exceed ${bytesBound} bytes (HOOK_BYTES_IN_FLIGHT); retry`,
-        );
+        return void later(request, reply, `hook bodies in flight would exceed ${bytesBound} bytes (HOOK_BYTES_IN_FLIGHT); retry`);
       }
       inFlight++;
       bytesInFlight += bytes;

@@ -14,7 +14,6 @@ const ERROR_NAMES = {
   415: 'UnsupportedMediaType',
   429: 'TooManyRequests',
   500: 'InternalError',
-  503: 'ServiceUnavailable',
 } as const;
 
 export interface ErrorBody {

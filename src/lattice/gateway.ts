@@ -82,7 +82,7 @@ export class LatticeGateway {
       }
       case 'deploy': {
         const outcome = await this.client.deploy(lattice, name, action.version);
-        if (outcome.kind === 'done') return { kind: 'done', at: this.knowledge.deployed(lattice, name) };
+        if (outcome.kind === 'done') return { kind: 'done', at: this.knowledge.deployed(lattice, name, action.version) };
         return writeResult(outcome);
       }
       case 'undeploy':

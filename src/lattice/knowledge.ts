@@ -62,7 +62,8 @@ interface Entry {
   model: { facts: ModelFacts; readAt: number } | undefined;
   /** `heardAt`: when its message arrived on wadm's status stream; undefined for a status read (published when, unknown). */
   status: { status: LatticeStatus; seq: number; heardAt: number | undefined } | undefined;
-  deploy: { seq: number; at: number } | undefined;
+  /** Our deploy wadm acknowledged: when in this replica's order, when on the clock, and of which version (when the caller said). */
+  deploy: { seq: number; at: number; version: string | undefined } | undefined;
   /** The version wadm last announced deploying (anyone's deploy, on its event stream), and when in this replica's order. */
   announced: { version: string; seq: number } | undefined;
   /** Sequence number of the last event that made the model unknown. */
@@ -316,11 +317,11 @@ export class Knowledge {
     return this.statusFacts(kept, before ?? NOTHING);
   }
 
-  /** wadm acknowledged our deploy: statuses published before it are about the previous version. Returns when. */
-  deployed(lattice: string, name: string): number {
+  /** wadm acknowledged our deploy (of `version`): statuses published before it are about the previous version. Returns when. */
+  deployed(lattice: string, name: string, version?: string): number {
     const k = key(lattice, name);
     const at = this.options.now();
-    this.entries.set(k, entryOf(this.entries.get(k) ?? NOTHING, { deploy: { seq: ++this.seq, at } }));
+    this.entries.set(k, entryOf(this.entries.get(k) ?? NOTHING, { deploy: { seq: ++this.seq, at, version } }));
     return at;
   }
 
@@ -335,11 +336,16 @@ export class Knowledge {
     return this.usable(lattice, entry) && this.isAlive(lattice) ? entry : undefined;
   }
 
-  /** The status, and how it stands to this replica's own deploy (core/evidence.ts weighs it). */
+  /** The status, and how it stands to this replica's own deploy and to wadm's announcements (core/evidence.ts weighs it). */
   private statusFacts({ status, seq, heardAt }: NonNullable<Entry['status']>, { deploy, announced }: Entry): StatusFacts {
     const facts: StatusFacts = { status, predatesDeploy: false };
     if (heardAt !== undefined) facts.heardAt = heardAt;
     if (heardAt !== undefined && announced !== undefined && seq > announced.seq) facts.followsDeployOf = announced.version;
+    // Known here before a deploy was acknowledged or announced: wadm published it before that deploy.
+    const ours = deploy !== undefined && deploy.seq > seq ? deploy : undefined;
+    const theirs = announced !== undefined && announced.seq > seq ? announced : undefined;
+    const latest = ours && theirs ? (ours.seq > theirs.seq ? ours : theirs) : (ours ?? theirs);
+    if (latest?.version !== undefined) facts.precedesDeployOf = latest.version;
     if (!deploy) return facts;
     if (heardAt !== undefined && seq > deploy.seq) facts.followsOwnDeploy = true;
     else if (this.options.now() - deploy.at <= this.options.deployGraceMs) facts.predatesDeploy = true;

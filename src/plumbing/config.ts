@@ -152,7 +152,7 @@ export const VARIABLES = {
     env: 'HOOK_TIMEOUT',
     default: '10s',
     description:
-      "Metacontroller's timeout for this service's hooks: the CompositeController's `webhook.timeout`, which the Helm chart sets from `hooks.timeout` for both. Every hook call, its waits and wadm requests included, ends a second before it.",
+      "Metacontroller's timeout for this service's hooks: the CompositeController's `webhook.timeout`, which the Helm chart sets from `hooks.timeout` for both. Every hook call, counted from its arrival (reading its body, its waits and wadm requests included), ends a second before it.",
     parse: duration(2000, 600_000),
   },
   natsOutageGraceMs: {
@@ -160,7 +160,7 @@ export const VARIABLES = {
     env: 'NATS_OUTAGE_GRACE',
     default: '30s',
     description:
-      'A replica cut off from NATS is not ready for this long, and refuses hook calls with 503 so that a peer answers them; past it, unless a peer (PEERS) is connected, it is ready again and answers LatticeUnavailable, so that an outage of NATS reaches every status.',
+      'A replica cut off from NATS is not ready for this long, and refuses hook calls with 429 and Retry-After: 1 so that a peer answers them; past it, unless a peer (PEERS) is connected, it is ready again and answers LatticeUnavailable, so that an outage of NATS reaches every status.',
     parse: duration(0, 600_000),
   },
   peers: {

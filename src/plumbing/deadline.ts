@@ -12,11 +12,6 @@ export function withinDeadline<T>(endsAt: number, task: () => T): T {
   return current.run(endsAt, task);
 }
 
-/** A deadline `ms` from now, for withinDeadline(). */
-export function deadlineIn(ms: number): number {
-  return performance.now() + ms;
-}
-
 /** How long a wait may last: `cap`, or less when the call being served has less time left (never below 0). */
 export function timeLeft(cap: number): number {
   const endsAt = current.getStore();

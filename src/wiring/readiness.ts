@@ -2,8 +2,9 @@
 // peers'. Readiness means "this replica can answer hooks truthfully, or no replica can":
 //   - connected to NATS: ready, hooks answered;
 //   - cut off from NATS for less than NATS_OUTAGE_GRACE, or while a peer reports it is connected:
-//     not ready, and a hook call that still arrives is refused 503 with Retry-After (the status
-//     stays as it is; the Service sends the next call to a peer that can answer);
+//     not ready, and a hook call that still arrives is refused 429 with Retry-After, which
+//     Metacontroller honours without counting it as a failure (the status stays as it is; the
+//     Service sends the next call to a peer that can answer);
 //   - cut off for longer, and no peer connected: ready again, so that Metacontroller's calls reach
 //     it and every status says LatticeUnavailable (every replica then answers the same).
 // Peers are the other replicas (PEERS: the Deployment's headless Service), asked over HTTP at
@@ -16,10 +17,12 @@ import type { Logger } from 'pino';
 export interface ReadinessState {
   /** What /readyz answers: 200 or 503. */
   ready: boolean;
-  /** Whether hook calls are answered, or refused 503 with Retry-After. */
+  /** Whether hook calls are answered, or refused 429 with Retry-After (http/hook-gate.ts). */
   answersHooks: boolean;
   /** Why not, when not. */
   reason?: string;
+  /** Refusing hooks while a peer said lately it is connected: a call on a new connection can reach it. */
+  peerAnswers?: boolean;
 }
 
 export interface ReplicaView {
@@ -41,10 +44,18 @@ export function readiness(view: ReplicaView): ReadinessState {
   if (view.connected) return { ready: true, answersHooks: true };
   const downMs = view.now - view.disconnectedAt;
   const seconds = Math.round(downMs / 1000);
-  if (downMs < view.graceMs)
-    return { ready: false, answersHooks: false, reason: `not connected to NATS for ${seconds} s (grace ${view.graceMs / 1000} s)` };
-  if (view.peerConnectedAt !== undefined && view.now - view.peerConnectedAt < view.peerWordMs) {
-    return { ready: false, answersHooks: false, reason: `not connected to NATS for ${seconds} s; a peer is, and answers instead` };
+  const peerAnswers = view.peerConnectedAt !== undefined && view.now - view.peerConnectedAt < view.peerWordMs;
+  if (downMs < view.graceMs) {
+    const reason = `not connected to NATS for ${seconds} s (grace ${view.graceMs / 1000} s)`;
+    return peerAnswers ? { ready: false, answersHooks: false, reason, peerAnswers } : { ready: false, answersHooks: false, reason };
+  }
+  if (peerAnswers) {
+    return {
+      ready: false,
+      answersHooks: false,
+      reason: `not connected to NATS for ${seconds} s; a peer is, and answers instead`,
+      peerAnswers,
+    };
   }
   return {
     ready: true,

@@ -174,7 +174,7 @@ describe('when NATS goes away', () => {
     if (readyz.status === 503) {
       const refused = await mc.reconcile('default', 'hello-world');
       assert.ok(
-        refused.httpStatus === 503 || refused.httpStatus === 200,
+        refused.httpStatus === 429 || refused.httpStatus === 200,
         `refused within the grace, or the grace is over: ${refused.error}`,
       );
     }

@@ -10,6 +10,7 @@
 // but the reads, keeping the finalizer of a refused lattice's resource until Orphan lets it go.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { resyncJitter } from '../../src/core/status.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -233,7 +234,11 @@ describe('the service with a NATS user limited to its lattices (SECURITY.md)', (
     for (let pass = 0; pass < 3; pass++) {
       const deniedBefore = await publishDenied();
       const result = await mc.reconcile(namespace, name);
-      assert.deepEqual([result.httpStatus, result.resyncAfterSeconds, result.statusChanged], [200, 60, false], JSON.stringify(result));
+      assert.deepEqual(
+        [result.httpStatus, result.resyncAfterSeconds, result.statusChanged],
+        [200, resyncJitter(60, `${namespace}/${name}`), false],
+        JSON.stringify(result),
+      );
       assert.equal(await publishDenied(), deniedBefore + 1, 'one more refused read');
     }
     assert.equal(message(mc.get(namespace, name)), message(obj));
@@ -253,7 +258,10 @@ describe('the service with a NATS user limited to its lattices (SECURITY.md)', (
     assert.equal(await subscribeDenied(), subscribeRefusals, 'its subscriptions were not refused');
     // And the refused one is still refused, no worse for it.
     const again = await mc.reconcile(FORBIDDEN.namespace, FORBIDDEN.name);
-    assert.deepEqual([again.httpStatus, again.resyncAfterSeconds, again.statusChanged], [200, 60, false]);
+    assert.deepEqual(
+      [again.httpStatus, again.resyncAfterSeconds, again.statusChanged],
+      [200, resyncJitter(60, `${FORBIDDEN.namespace}/${FORBIDDEN.name}`), false],
+    );
     await assertAlive();
   });
 
@@ -286,7 +294,7 @@ describe('the service with a NATS user limited to its lattices (SECURITY.md)', (
     const waiting = await mc.deleteAndFinalize(namespace, name, { maxPasses: 1 });
     assert.deepEqual(
       [waiting.removed, waiting.results[0]?.hook, waiting.results[0]?.finalized ?? false, waiting.results[0]?.resyncAfterSeconds],
-      [false, 'finalize', false, 60],
+      [false, 'finalize', false, resyncJitter(60, `${namespace}/${name}`)],
     );
     assert.equal(ready(waiting.object)?.reason, 'LatticeNotPermitted');
     assert.equal(

@@ -220,7 +220,7 @@ async function assertReachesNats(running: RunningService): Promise<void> {
 
 /**
  * Not connected: alive, not ready, and (within NATS_OUTAGE_GRACE, 30 s by default) hook calls are
- * left to a peer with 503 and Retry-After; past the grace it answers LatticeUnavailable
+ * left to a peer with 429 and Retry-After; past the grace it answers LatticeUnavailable
  * (test/lattice/topology.test.ts).
  */
 async function assertDisconnectedButServing(running: RunningService): Promise<void> {
@@ -228,7 +228,7 @@ async function assertDisconnectedButServing(running: RunningService): Promise<vo
   assert.equal(await statusOf(running.url, '/healthz'), 200);
   assert.equal(await statusOf(running.url, '/readyz'), 503);
   const res = await fetch(`${running.url}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  assert.equal(res.status, 503);
+  assert.equal(res.status, 429);
   assert.equal(res.headers.get('retry-after'), '1');
   assert.match(((await res.json()) as { message: string }).message, /not connected to NATS/);
 }

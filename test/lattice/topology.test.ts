@@ -120,7 +120,7 @@ describe('two replicas behind the Service', () => {
       intervalMs: 200,
     });
     // The Service learns it at its next probe, as Endpoints lag the kubelet: calls until then may
-    // still reach replica 0 (answered 503 with Retry-After, status unchanged).
+    // still reach replica 0 (answered 429 with Retry-After, status unchanged).
     await until(() => service.ready().join() === '1', { what: 'the Service routes to replica 1 alone', timeoutMs: 60_000 });
     const sentBefore = [...service.sent];
     for (let i = 0; i < 10; i++) await watcher.pass();

@@ -2,7 +2,8 @@
 // finalize hooks, no childResources, v1 hooks, loose decoding), driving a real hook service over HTTP, against an
 // in-memory API server (fast tiers) or a real kube-apiserver (KubeParentStore). It keeps what our tests rely on, from
 // /work/shared/reference/metacontroller-hooks.md §0 and §2: the finalizer, sync or finalize, status replaced with
-// observedGeneration and written only on change, the ETag cache, 429 and error backoff, resyncAfterSeconds.
+// observedGeneration and written only on change, the ETag cache, 429 and error backoff, resyncAfterSeconds. When each
+// pass comes, in time, is metacontroller/workqueue.ts's: the workqueue with its rate limiter, on a test clock.
 // It throws where our hook breaks the contract in a way Metacontroller would not report (children, or finalized
 // from sync), so every test that drives it also checks that.
 import { readFileSync } from 'node:fs';
@@ -96,8 +97,9 @@ export class FakeMetacontroller<Api extends ParentStore = FakeApiServer> {
   statusWrites = 0;
   /** Calls answered 304/412 and applied from the ETag cache. */
   etagHits = 0;
+  /** The CompositeController's resyncPeriodSeconds, in ms: the informer re-queues every parent this often. */
+  readonly resyncPeriodMs: number;
   private readonly timeoutMs: number;
-  private readonly resyncPeriodMs: number;
   private readonly failures = new Map<string, number>();
   private readonly etags: Map<string, { etag: string; body: string }> | undefined;
   private readonly inFlight = new Map<string, Promise<unknown>>();
@@ -220,7 +222,11 @@ export class FakeMetacontroller<Api extends ParentStore = FakeApiServer> {
     const hook = wantFinalizer && deleting ? 'finalize' : 'sync';
     const base = { hook, finalizerChanged, statusChanged: false, removed: false } as const;
     const answer = await this.call(hook, key, parent);
-    if ('retryAfterSeconds' in answer) return { ...base, httpStatus: 429, retryAfterSeconds: answer.retryAfterSeconds };
+    if ('retryAfterSeconds' in answer) {
+      // sync() returns nil after AddAfter: processNextWorkItem then Forgets the key's failures.
+      this.failures.delete(key);
+      return { ...base, httpStatus: 429, retryAfterSeconds: answer.retryAfterSeconds };
+    }
     if ('error' in answer) {
       // AddRateLimited: per-key exponential backoff, forgotten after a success.
       const failures = this.failures.get(key) ?? 0;

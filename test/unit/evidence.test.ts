@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import type { Call } from '../../src/core/application.js';
-import { awaitingReport, CLOCK_MARGIN_MS, DEPLOY_GRACE_MS } from '../../src/core/evidence.js';
+import { awaitingReport, CLOCK_MARGIN_MS, DEPLOY_GRACE_MS, REPORT_WAIT_MS } from '../../src/core/evidence.js';
 import type { Action, ActionResult, LatticeStatus, StatusFacts } from '../../src/core/facts.js';
 import { fromPolicy, parsePolicy } from '../../src/core/tenancy.js';
 import { createHooks } from '../../src/sync.js';
@@ -58,6 +58,19 @@ describe('awaitingReport, the rule', () => {
     assert.equal(awaitingReport({ ...call(awaiting, 2_000), deployGraceMs: 2_000 }, 'v2', read), undefined);
     assert.equal(awaitingReport(call({ deployedVersion: 'v2' }, 0), 'v2', read), undefined);
   });
+  it('awaits past the grace, up to the report wait, a status known to predate the deploy of this version', () => {
+    const known: StatusFacts = { ...read, precedesDeployOf: 'v2' };
+    assert.equal(awaitingReport(call(awaiting, DEPLOY_GRACE_MS), 'v2', known), TEST_EPOCH);
+    assert.equal(awaitingReport(call(awaiting, REPORT_WAIT_MS - 1), 'v2', known), TEST_EPOCH);
+    assert.equal(awaitingReport(call(awaiting, REPORT_WAIT_MS), 'v2', known), undefined, 'wadm stayed silent: it has nothing to report');
+    assert.equal(
+      awaitingReport(call(awaiting, 3_000), 'v2', { ...known, heardAt: TEST_EPOCH + 5_000 }),
+      TEST_EPOCH,
+      'no clock outweighs the order this replica saw',
+    );
+    assert.equal(awaitingReport(call(awaiting, DEPLOY_GRACE_MS), 'v2', { ...read, precedesDeployOf: 'v1' }), undefined, 'another deploy');
+    assert.equal(awaitingReport(call({ deployedVersion: 'v2' }, 0), 'v2', known), undefined, "an earlier answer took wadm's word");
+  });
   it('reads an anchor that is not a time as none', () => {
     assert.equal(awaitingReport(call({ deployedVersion: 'v2', deployedAt: 'soon' }, 0), 'v2', read), TEST_EPOCH);
   });
@@ -80,7 +93,8 @@ function lattice(clock: TestClock) {
       }
       const result = await memory.perform(lattice, name, action);
       knowledge.answered(lattice);
-      if (action.kind === 'deploy' && result.kind === 'done') return { kind: 'done', at: knowledge.deployed(lattice, name) };
+      if (action.kind === 'deploy' && result.kind === 'done')
+        return { kind: 'done', at: knowledge.deployed(lattice, name, action.version) };
       return result;
     };
     const policy = fromPolicy(parsePolicy('rules: [{namespaces: ["*"], lattices: ["*"]}]'), LATTICE);
@@ -95,6 +109,10 @@ function lattice(clock: TestClock) {
 
   return {
     replica,
+    /** wadm announces a deploy of `version` on its event stream: every replica watching hears it now. */
+    announce(version: string) {
+      for (const knowledge of replicas) knowledge.forgetModel(LATTICE, NAME, version);
+    },
     /** wadm publishes on its status stream: every replica watching hears it now. */
     publish(status: LatticeStatus) {
       published = status;
@@ -161,6 +179,50 @@ describe('replicas after an edit', () => {
     assert.equal(ready(await sync(wadm.replica(), 'two', status)), 'False');
     clock.advance(1);
     assert.equal(ready(await sync(wadm.replica(), 'two', status)), 'True');
+  });
+
+  it('never take a status they know predates the deploy for Ready past the grace: a slow wadm reports later, without a flap', async () => {
+    const clock = testClock();
+    const wadm = lattice(clock);
+    const [a, b] = [wadm.replica(), wadm.replica()];
+    let status = await sync(a, 'one', undefined);
+    wadm.publish(DEPLOYED);
+    status = await sync(a, 'one', status);
+    assert.equal(await sync(b, 'one', status).then(ready), 'True', 'B knows the application and its status');
+    // A deploys version two; wadm announces it, and says nothing about it for 25 s.
+    const edited = await sync(a, 'two', status);
+    wadm.announce(edited.version!);
+    status = edited;
+    const seen: string[] = [];
+    for (let second = 1; second <= 25; second++) {
+      clock.advance(1_000);
+      for (const replica of [a, b]) {
+        status = await sync(replica, 'two', status);
+        seen.push(`${ready(status)}/${status.conditions![0]!.reason}`);
+      }
+    }
+    assert.deepEqual([...new Set(seen)], ['False/Progressing'], 'neither the deploying replica nor the watching one took the old status');
+    wadm.publish(RECONCILING);
+    assert.equal((await sync(b, 'two', status)).phase, 'Reconciling');
+    wadm.publish(DEPLOYED);
+    status = await sync(a, 'two', status);
+    assert.equal(ready(status), 'True');
+    assert.equal(JSON.stringify(await sync(b, 'two', status)), JSON.stringify(status), 'both agree');
+  });
+
+  it('take a status known to predate the deploy once wadm stayed silent for the report wait: the change was one it does not report', async () => {
+    const clock = testClock();
+    const wadm = lattice(clock);
+    const a = wadm.replica();
+    let status = await sync(a, 'one', undefined);
+    wadm.publish(DEPLOYED);
+    status = await sync(a, 'one', status);
+    status = await sync(a, 'two', status);
+    wadm.announce(status.version!);
+    clock.advance(REPORT_WAIT_MS - 1);
+    assert.equal(ready(await sync(a, 'two', status)), 'False');
+    clock.advance(1);
+    assert.equal(ready(await sync(a, 'two', status)), 'True');
   });
 
   it('keep the anchor through an outage: the answer after it is not taken as evidence', async () => {

@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { resyncJitter } from '../../src/core/status.js';
 import { decideFinalize, decideSync } from '../../src/core/decide.js';
 import { callOf } from '../../src/core/application.js';
 import { defaultOnly } from '../../src/core/tenancy.js';
@@ -71,7 +72,7 @@ describe('finalize', () => {
     lattice.down = true;
     const run = await finalize(lattice, wasmApp().build());
     assert.equal(run.response.finalized, false);
-    assert.equal(run.response.resyncAfterSeconds, 5);
+    assert.equal(run.response.resyncAfterSeconds, resyncJitter(5, 'default/hello-world'));
     assert.equal(run.response.status.conditions![0]!.reason, 'LatticeUnavailable');
   });
 
@@ -89,7 +90,7 @@ describe('finalize', () => {
     lattice.scripted.push({ kind: 'read-model', result: { kind: 'unavailable', reason: 'NotPermitted', message: refused } });
     const run = await finalize(lattice, wasmApp().build());
     assert.equal(run.response.finalized, false);
-    assert.equal(run.response.resyncAfterSeconds, 60);
+    assert.equal(run.response.resyncAfterSeconds, resyncJitter(60, 'default/hello-world'));
     assert.equal(run.response.status.conditions![0]!.reason, 'LatticeNotPermitted');
     assert.equal(
       run.response.status.message,

@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
 import Fastify, { type FastifyReply } from 'fastify';
 import { FakeMetacontroller, condition, type K8sObject } from '../support/metacontroller.js';
+import { ControllerRateLimiter, MetacontrollerQueue } from '../support/metacontroller/workqueue.js';
+import { testClock } from '../support/clock.js';
 
 const RESOURCE = { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' } as const;
 const NS = 'apps';
@@ -227,4 +229,69 @@ test('waitFor keeps reconciling until a change outside the cluster shows in the 
     mc.waitFor(NS, NAME, () => false, { timeoutMs: 20, intervalMs: 1 }),
     /not reached within 20 ms: apps\/hello after \d+ passes/,
   );
+});
+
+// The workqueue (metacontroller/workqueue.ts): when passes come, on a test clock.
+
+test("the rate limiter is client-go's default: 5 ms doubling per failure up to 1000 s, and a 10/s bucket of 100 shared by all keys", () => {
+  const clock = testClock();
+  const limiter = new ControllerRateLimiter(clock.now);
+  const one = Array.from({ length: 20 }, () => limiter.when('a'));
+  assert.deepEqual(one.slice(0, 4), [5, 10, 20, 40]);
+  assert.equal(one[12], 20_480, 'the 13th failure in a row waits ~20 s, as measured against v4.17.2');
+  assert.deepEqual(one.slice(17), [655_360, 1_000_000, 1_000_000]);
+  limiter.forget('a');
+  assert.equal(limiter.when('a'), 5, 'Forget drops the failures');
+  // 120 keys failing at one instant: the bucket's burst (100, one used above by each of 21 calls of 'a') runs out.
+  const fresh = new ControllerRateLimiter(clock.now);
+  const many = Array.from({ length: 150 }, (_, i) => fresh.when(`k${i}`));
+  assert.deepEqual([many[0], many[99], many[100], many[149]], [5, 5, 100, 5_000]);
+  clock.advance(10_000);
+  assert.equal(fresh.when('late'), 5, '10 s later the bucket holds 50 tokens again');
+});
+
+test('the queue runs passes when Metacontroller would: backoff on errors, Retry-After and resyncAfterSeconds exactly, writes at once', async (t) => {
+  const script: ((reply: FastifyReply) => unknown)[] = [
+    (reply) => reply.code(503).send({}),
+    (reply) => reply.code(503).send({}),
+    (reply) => reply.code(429).header('retry-after', '3').send({}),
+    (reply) => reply.code(503).send({}),
+    () => ({ status: { phase: 'Deployed' }, resyncAfterSeconds: 0.5 }),
+    () => ({ status: { phase: 'Deployed' } }),
+    () => ({ status: { phase: 'Deployed' } }),
+  ];
+  const clock = testClock();
+  const mc = emulator(await hookServer(t, { sync: (_req, reply, call) => script[call - 1]!(reply) }), { now: clock.now });
+  const queue = new MetacontrollerQueue(mc, clock, { resyncPeriodMs: 60_000 });
+  const start = clock.now();
+  queue.add(NS, NAME);
+  assert.equal(await queue.run(() => queue.passes.length === 7, start + 59_000), true);
+  assert.deepEqual(
+    queue.passes.map((p) => [p.at - start, p.result.httpStatus ?? 'none', p.rateLimitedMs ?? null]),
+    [
+      [0, 503, 5],
+      [5, 503, 10],
+      [15, 429, null],
+      [3015, 503, 5],
+      [3020, 200, null],
+      [3020, 200, null],
+      [3520, 200, null],
+    ],
+    'failures back off 5, 10 ms; the 429 comes back after exactly 3 s and forgets them; the status write queues a pass at once, the resync 0.5 s later',
+  );
+});
+
+test('the informer resync queues every parent each period, cutting a long backoff short', async (t) => {
+  const clock = testClock();
+  const mc = emulator(await hookServer(t, { sync: (_req, reply) => reply.code(500).send({}) }), { now: clock.now });
+  const start = clock.now();
+  const queue = new MetacontrollerQueue(mc, clock, { resyncPeriodMs: 60_000, firstResyncAt: start + 60_000 });
+  queue.track(NS, NAME);
+  await queue.run(() => false, start + 59_999);
+  assert.equal(queue.passes.length, 0, 'tracked, not queued');
+  await queue.run(() => false, start + 180_001);
+  const times = queue.passes.map((p) => p.at - start);
+  // 5 ms · 2ⁿ: the 14th failure waits 41 s, the 15th 82 s; the resyncs at 120 s and 180 s come sooner.
+  assert.ok(times.includes(120_000) && times.includes(180_000), times.join(', '));
+  assert.ok(queue.passes.every((p) => p.rateLimitedMs !== undefined));
 });

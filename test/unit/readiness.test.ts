@@ -30,11 +30,14 @@ describe('readiness, the rule', () => {
     assert.equal(state.ready, false);
     assert.equal(state.answersHooks, false);
     assert.match(state.reason!, /not connected to NATS for 30 s \(grace 30 s\)/);
+    assert.equal(state.peerAnswers, undefined, 'no peer heard from');
+    assert.equal(readiness(view({ now: 10_000, peerConnectedAt: 8_000 })).peerAnswers, true, 'a peer said lately it is connected');
   });
 
   it('after the grace, stays out while a peer said lately that it is connected', () => {
     assert.equal(readiness(view({ now: 40_000, peerConnectedAt: 35_000 })).ready, false);
     assert.equal(readiness(view({ now: 40_000, peerConnectedAt: 35_000 })).answersHooks, false);
+    assert.equal(readiness(view({ now: 40_000, peerConnectedAt: 35_000 })).peerAnswers, true);
   });
 
   it('after the grace, with no peer connected (or none heard lately), is ready and answers the outage', () => {

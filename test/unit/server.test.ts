@@ -5,12 +5,14 @@ import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Lattice } from '../../src/sync.js';
 import type { Metrics } from '../../src/plumbing/metrics.js';
-import { REQUEST_TIMEOUT_MS } from '../../src/server.js';
+import { Agent, request as httpRequest } from 'node:http';
+import { Readable } from 'node:stream';
+import { KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../../src/server.js';
 import { declaredBytes } from '../../src/http/hook-gate.js';
 import { build } from '../support/http.js';
 import { MemoryLattice } from '../support/memory-lattice.js';
 import { wasmApp, hookRequest } from '../support/resources.js';
-import { until } from '../support/wait.js';
+import { sleep, until } from '../support/wait.js';
 
 describe('POST /sync', () => {
   it('names the holder of a model that is not ours only at debug, never at info or in the answer', async (t) => {
@@ -204,6 +206,33 @@ describe('a caller that goes away', () => {
     assert.ok(app.server.headersTimeout <= app.server.requestTimeout, `headersTimeout ${app.server.headersTimeout} ≤ requestTimeout`);
   });
 
+  it("keeps an idle connection open longer than Go's HTTP client does (90 s), its timers counting only requests", async (t) => {
+    const { app } = build(t, { requestTimeoutMs: 500 });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    assert.equal(app.server.keepAliveTimeout, KEEP_ALIVE_TIMEOUT_MS);
+    assert.ok(app.server.keepAliveTimeout > 90_000, `keepAliveTimeout ${app.server.keepAliveTimeout} ms > Go's IdleConnTimeout (90 s)`);
+    assert.ok(app.server.headersTimeout <= app.server.requestTimeout, 'Node enforces the request timeout through the headers timeout');
+    // One connection, two calls, idle between them for longer than the headers and request
+    // timeouts: those count from a request's first byte, so the idle connection stays usable.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    t.after(() => agent.destroy());
+    const { port } = app.server.address() as AddressInfo;
+    const call = () =>
+      new Promise<{ status: number | undefined; socket: unknown }>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, path: '/sync', method: 'POST', agent }, (res) => {
+          const socket = res.socket;
+          res.resume().on('end', () => resolve({ status: res.statusCode, socket }));
+        });
+        req.on('error', reject).setHeader('content-type', 'application/json');
+        req.end(JSON.stringify(hookRequest(wasmApp().build())));
+      });
+    const first = await call();
+    await sleep(3 * app.server.requestTimeout);
+    const second = await call();
+    assert.deepEqual([first.status, second.status], [200, 200]);
+    assert.equal(second.socket, first.socket, 'the second call went over the kept-alive connection');
+  });
+
   it('keeps its place while its call still works after it disconnected, then frees it once', async (t) => {
     const memory = new MemoryLattice();
     let holdNext = true;
@@ -292,6 +321,41 @@ describe('a burst of large bodies', () => {
   });
 });
 
+describe("a hook call's budget", () => {
+  it('counts from its arrival: a body that takes the whole budget to come answers LatticeUnavailable and asks wadm nothing', async (t) => {
+    const lattice = new MemoryLattice();
+    const budgetMs = 100;
+    const { app } = build(t, { lattice, budgetMs });
+    const body = JSON.stringify(hookRequest(wasmApp().build()));
+    // The body's second half comes only after three budgets: a busy CPU or a slow network between
+    // the headers and the handler. Timers never fire early, so under load it only comes later.
+    async function* slowly() {
+      yield body.slice(0, 100);
+      await sleep(3 * budgetMs);
+      yield body.slice(100);
+    }
+    const res = await app.inject({
+      method: 'POST',
+      url: '/sync',
+      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+      payload: Readable.from(slowly()),
+    });
+    assert.equal(res.statusCode, 200);
+    const ready = res.json().status.conditions.find((c: { type: string }) => c.type === 'Ready');
+    assert.deepEqual([ready.status, ready.reason], ['Unknown', 'LatticeUnavailable']);
+    assert.match(ready.message, /\(Timeout\): no time left within this hook call \(100 ms\)/);
+    assert.equal(lattice.lattices.length, 0, 'no wadm request was started past the budget');
+  });
+
+  it('leaves the rest of the budget to the call once its body came', async (t) => {
+    const lattice = new MemoryLattice();
+    const { app } = build(t, { lattice });
+    const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().build()) });
+    assert.equal(res.json().status.phase, 'Reconciling');
+    assert.ok(lattice.lattices.length > 0, 'wadm was asked');
+  });
+});
+
 describe('POST /finalize', () => {
   it('deletes an owned model and answers finalized: true', async (t) => {
     const lattice = new MemoryLattice();
@@ -313,18 +377,40 @@ describe('probes and metrics', () => {
     assert.match(ready.json().reason, /NATS/);
   });
 
-  it('refuses hook calls 503 with Retry-After while this replica leaves them to a peer, and says why', async (t) => {
+  it('refuses hook calls 429 with Retry-After (no backoff in Metacontroller) while this replica leaves them to a peer, and says why', async (t) => {
     const lattice = new MemoryLattice();
     const { app } = build(t, {
       lattice,
       readiness: () => ({ ready: false, answersHooks: false, reason: 'not connected to NATS for 3 s (grace 30 s)' }),
     });
     const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().build()) });
-    assert.equal(res.statusCode, 503);
+    assert.equal(res.statusCode, 429);
     assert.equal(res.headers['retry-after'], '1');
+    assert.notEqual(res.headers['connection'], 'close', 'no peer is known to answer: a new connection could find no ready replica');
     assert.match(res.json().message, /not connected to NATS for 3 s/);
     assert.equal(lattice.lattices.length, 0, 'nothing was asked of the lattice');
     assert.equal((await app.inject('/readyz')).statusCode, 503);
+  });
+
+  it('closes the connection once a peer answers, so that the retry can reach it; only once the whole body has arrived', async (t) => {
+    const { app } = build(t, {
+      readiness: () => ({ ready: false, answersHooks: false, reason: 'not connected to NATS for 3 s (grace 30 s)', peerAnswers: true }),
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as AddressInfo;
+    // 8 MiB: more than the socket buffers hold, so the caller is still sending when the refusal is decided.
+    const body = Buffer.alloc(8 * 1024 * 1024, ' ');
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    let failure: Error | undefined;
+    socket.on('data', (chunk) => (answer += chunk)).on('error', (err) => (failure = err));
+    socket.write(`POST /sync HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+    socket.end(body);
+    await new Promise((resolve) => socket.on('close', resolve));
+    assert.equal(failure, undefined, 'the caller wrote its whole body');
+    assert.match(answer, /^HTTP\/1\.1 429 /);
+    assert.match(answer, /\r\nconnection: close\r\n/i);
+    assert.match(answer, /\r\nretry-after: 1\r\n/i);
   });
 
   it('tells peers in one word whether it is connected to NATS (/natsz)', async (t) => {
@@ -380,14 +466,16 @@ describe('rejected calls', () => {
     }
   });
 
-  it('answers 503 in the one shape while the server closes', async (t) => {
+  it('answers 429 with Retry-After in the one shape while the server closes, and closes the connection', async (t) => {
     const { app } = build(t);
     await app.ready();
     const closed = app.close();
     const res = await app.inject({ method: 'POST', url: '/sync', payload: hookRequest(wasmApp().build()) });
     await closed;
-    assert.equal(res.statusCode, 503);
-    assert.deepEqual(res.json(), { error: 'ServiceUnavailable', message: 'the service is shutting down; retry' });
+    assert.equal(res.statusCode, 429);
+    assert.equal(res.headers['retry-after'], '1');
+    assert.equal(res.headers['connection'], 'close');
+    assert.deepEqual(res.json(), { error: 'TooManyRequests', message: 'the service is shutting down; retry' });
   });
 
   it('are counted by hook and code, and logged at warn without the body or the token', async (t) => {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildStatus, fromWadm, resyncDelay } from '../../src/core/status.js';
+import { buildStatus, fromWadm, resyncDelay, resyncJitter, RESYNC_JITTER } from '../../src/core/status.js';
 import type { WadmStatus } from '../../src/lattice/wire.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
@@ -117,6 +117,37 @@ describe('resync', () => {
     );
     assert.equal(answer.status.conditions![0]!.lastTransitionTime, '2026-11-30T11:58:00Z');
     assert.equal(answer.resyncAfterSeconds, 15);
+  });
+
+  it('is spread ±10 % over resources by their identity, and the same for the same resource every time', () => {
+    const names = Array.from({ length: 2000 }, (_, i) => `team-${i % 7}/app-${i}`);
+    for (const delay of [2, 5, 30, 60]) {
+      const spread = names.map((name) => resyncJitter(delay, name));
+      const low = Math.min(...spread);
+      const high = Math.max(...spread);
+      assert.ok(low >= delay * (1 - RESYNC_JITTER) && high <= delay * (1 + RESYNC_JITTER), `${delay} s: ${low}..${high}`);
+      // Covers the range, not a corner of it: within 2 % of each end, and the mean near the delay.
+      assert.ok(low <= delay * 0.92 && high >= delay * 1.08, `${delay} s spreads over ${low}..${high}`);
+      const mean = spread.reduce((sum, s) => sum + s, 0) / spread.length;
+      assert.ok(Math.abs(mean - delay) < delay * 0.01, `${delay} s: mean ${mean}`);
+      // Each tenth of the range gets some: no lockstep of a few values.
+      const tenths = new Set(spread.map((s) => Math.min(9, Math.floor(((s / delay - 0.9) / 0.2) * 10))));
+      if (delay >= 30) assert.equal(tenths.size, 10, `${delay} s fills every tenth of ±10 %`);
+      for (const name of names.slice(0, 50)) assert.equal(resyncJitter(delay, name), resyncJitter(delay, name));
+    }
+  });
+
+  it('goes into the answer: the same resource and state give the same resyncAfterSeconds, another resource another', () => {
+    const reconciling = fromWadm('v1', 'default', { status: { status: { type: 'reconciling' } }, predatesDeploy: false });
+    // Reconciling for an hour: the 60 s step.
+    const previous = { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-11-30T11:00:00Z' }] };
+    const answers = ['default/a', 'default/a', 'default/b'].map(
+      (identity) => buildStatus({ ...context, previous, identity }, reconciling).resyncAfterSeconds,
+    );
+    assert.equal(answers[0], resyncJitter(60, 'default/a'));
+    assert.equal(answers[1], answers[0]);
+    assert.notEqual(answers[2], answers[0]);
+    assert.equal(buildStatus(context, reconciling).resyncAfterSeconds, 2, 'without an identity (the CLI), none');
   });
 
   it('ignores a previous lastTransitionTime that is not a timestamp', () => {

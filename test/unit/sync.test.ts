@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { applicationOf, callOf, type Application } from '../../src/core/application.js';
 import { decideSync } from '../../src/core/decide.js';
+import { resyncJitter } from '../../src/core/status.js';
 import { defaultOnly, fromPolicy } from '../../src/core/tenancy.js';
 
 const TENANCY = defaultOnly('default');
@@ -62,7 +63,7 @@ describe('sync of a new application', () => {
     assert.equal(status.phase, 'Reconciling');
     assert.equal(status.conditions![0]!.status, 'False');
     assert.equal(status.conditions![0]!.reason, 'Progressing');
-    assert.equal(run.response.resyncAfterSeconds, 2);
+    assert.equal(run.response.resyncAfterSeconds, resyncJitter(2, 'default/hello-world'));
   });
 
   it('answers children: [] and never finalized from sync', async () => {
@@ -293,7 +294,7 @@ describe('wadm trouble', () => {
     );
     assert.equal(status.deployedVersion, 'sha-0000000000000001');
     assert.deepEqual(status.scalers, [{ kind: 'SpreadScaler', name: 'x', status: 'Deployed' }]);
-    assert.equal(run.response.resyncAfterSeconds, 5);
+    assert.equal(run.response.resyncAfterSeconds, resyncJitter(5, 'default/hello-world'));
   });
 
   it('reports a subject NATS refuses as Stalled LatticeNotPermitted, naming it, at the stalled pace', async () => {
@@ -312,7 +313,7 @@ describe('wadm trouble', () => {
     );
     assert.equal(status.message, `Cannot use lattice "default": ${refused}; will retry`);
     assert.equal(status.deployedVersion, 'sha-0000000000000001', 'what was last known, not more');
-    assert.equal(run.response.resyncAfterSeconds, 60);
+    assert.equal(run.response.resyncAfterSeconds, resyncJitter(60, 'default/hello-world'));
   });
 
   it("reports a manifest wadm rejects as ManifestInvalid with wadm's message", async () => {

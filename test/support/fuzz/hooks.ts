@@ -39,8 +39,12 @@ export function assertHookResponse(response: HookResponse, finalize: boolean): v
   assert.deepEqual(response.children, []);
   assert.ok(checkStatus(response.status), `invalid status: ${checkStatus.problems(response.status, 'status').join('; ')}`);
   assert.equal(response.status.conditions?.[0]?.type, 'Ready');
+  // Jittered per resource to a tenth of a second (core/status.ts: resyncJitter).
   if (response.resyncAfterSeconds !== undefined)
-    assert.ok(Number.isInteger(response.resyncAfterSeconds) && response.resyncAfterSeconds > 0);
+    assert.ok(
+      /^\d+(\.\d)?$/.test(String(response.resyncAfterSeconds)) && response.resyncAfterSeconds > 0,
+      String(response.resyncAfterSeconds),
+    );
   if (finalize) assert.equal(typeof response.finalized, 'boolean');
   for (const c of response.status.conditions ?? []) assert.ok(c.message.length <= 1024);
 }
