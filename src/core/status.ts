@@ -112,8 +112,13 @@ export function resyncDelay(pace: Pace, ageMs: number): number | undefined {
 export function healedBefore(previousStatus: unknown, version: string): string | undefined {
   const message = (previousStatus as { message?: unknown } | null | undefined)?.message;
   if (typeof message !== 'string') return undefined;
-  const suffix = `; redeployed version ${version}; waiting for wadm to report its status`;
-  return message.endsWith(suffix) && message.startsWith('wadm had ') ? message.slice(0, -suffix.length) : undefined;
+  // During a move the message is decorated (moves.ts whileMoving): a prefix, and a note after.
+  const bare = message.replace(/^Moving to lattice "[^"]*": /, '');
+  const healed = `; redeployed version ${version}; waiting for wadm to report its status`;
+  const end = bare.indexOf(healed);
+  if (end < 0 || !bare.startsWith('wadm had ')) return undefined;
+  const after = bare.slice(end + healed.length);
+  return after === '' || after.startsWith('; ') ? bare.slice(0, end) : undefined;
 }
 
 /** The first half of the status message after healing drift. */

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildStatus, fromWadm, resyncDelay, resyncJitter, RESYNC_JITTER } from '../../src/core/status.js';
+import { buildStatus, fromWadm, healedBefore, resyncDelay, resyncJitter, RESYNC_JITTER } from '../../src/core/status.js';
 import type { WadmStatus } from '../../src/lattice/wire.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
@@ -157,5 +157,20 @@ describe('resync', () => {
       fromWadm('v1', 'default', { status: { status: { type: 'reconciling' } }, predatesDeploy: false }),
     );
     assert.equal(answer.status.conditions![0]!.lastTransitionTime, '2026-11-30T12:00:00Z');
+  });
+});
+
+describe('the drift a deploy healed, kept while wadm has not reported it', () => {
+  const healed = 'wadm had version v1 deployed outside Kubernetes';
+  const waiting = `${healed}; redeployed version v2; waiting for wadm to report its status`;
+  it('is read back from the previous message, also as a move decorates it', () => {
+    assert.equal(healedBefore({ message: waiting }, 'v2'), healed);
+    const moving = `Moving to lattice "b": ${waiting}; the application is left as it is in former lattice "a" until wadm reports it deployed in lattice "b"`;
+    assert.equal(healedBefore({ message: moving }, 'v2'), healed);
+  });
+  it('is nothing for another version or another message', () => {
+    assert.equal(healedBefore({ message: waiting }, 'v3'), undefined);
+    assert.equal(healedBefore({ message: 'Deployed version v2; waiting for wadm to report its status' }, 'v2'), undefined);
+    assert.equal(healedBefore(undefined, 'v2'), undefined);
   });
 });
