@@ -18,7 +18,10 @@
 # shellcheck source=scripts/image-node.env
 . "$ROOT/scripts/image-node.env"
 DEBIAN_SUITE=trixie # Debian 13, as both upstream bases
-DEBIAN_IMAGE=image-test/debian:$DEBIAN_SUITE-minbase
+# Node.js 26's official linux build links libatomic.so.1, which minbase lacks: any base that runs
+# that binary carries the library, so the stand-ins do too (the runtime copies it via ldd).
+DEBIAN_PACKAGES=libatomic1
+DEBIAN_IMAGE=image-test/debian:$DEBIAN_SUITE-minbase-${DEBIAN_PACKAGES//,/-}
 BUILD_CA=/etc/image-test/host-ca.crt # where the build stages find the host's CA bundle
 
 # Each base is tagged after what it is made of (see bases_up), so a changed recipe builds a new
@@ -47,10 +50,10 @@ make_debian_base() {
   local rootfs=$WORK/rootfs mirror start
   mirror=$(debian_mirror)
   start=$(now_ms)
-  say "debootstrap --variant=minbase $DEBIAN_SUITE from $mirror..."
+  say "debootstrap --variant=minbase --include=$DEBIAN_PACKAGES $DEBIAN_SUITE from $mirror..."
   unmount_under "$rootfs"
   rm -rf --one-file-system "$rootfs"
-  "$DEBOOTSTRAP" --variant=minbase "$DEBIAN_SUITE" "$rootfs" "$mirror" >"$WORK/debootstrap.log" 2>&1 ||
+  "$DEBOOTSTRAP" --variant=minbase --include="$DEBIAN_PACKAGES" "$DEBIAN_SUITE" "$rootfs" "$mirror" >"$WORK/debootstrap.log" 2>&1 ||
     { tail_log "$WORK/debootstrap.log"; die "debootstrap failed"; }
   unmount_under "$rootfs"
   rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin
