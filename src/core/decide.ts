@@ -198,7 +198,7 @@ function putWithRoom(
     if (facts.pruneBlocked && refused) return { verdict: say.rejected('delete', refused.reason, version, model) };
     return { kind: 'delete', version: room.prune };
   }
-  return { kind: 'put', version, body: call.body(), owner: app.owner, contentHash, bytes };
+  return { kind: 'put', version, body: call.body(), owner: app.owner, contentHash, bytes, name: app.ref.name };
 }
 
 /**

@@ -138,8 +138,9 @@ export type Read = Target &
     | { kind: 'read-list'; of: string }
   );
 export type Write = Target &
+  /** `name`: the manifest's metadata.name, which a squatting model's versions differ in (collisions.ts). */
   (
-    | { kind: 'put'; version: string; body: string; owner: string; contentHash: string; bytes: number }
+    | { kind: 'put'; version: string; body: string; owner: string; contentHash: string; bytes: number; name: string }
     /**
      * `replacing`: what wadm had deployed instead, when it was not ours (drift being healed).
      * `adopting`: the unowned version deployed outside Kubernetes that an adopting resource takes
@@ -243,11 +244,10 @@ function withVersion(model: ModelFacts | null | undefined, version: string, fact
 function afterWrite(model: ModelFacts | null | undefined, write: Write): ModelFacts | null | undefined {
   switch (write.kind) {
     case 'put': {
-      const facts: VersionFacts = { version: write.version, owner: write.owner, contentHash: write.contentHash, bytes: write.bytes };
-      const known = { ...model?.known, [write.version]: facts };
-      return model
-        ? { ...model, versions: [...model.versions, write.version], known }
-        : { versions: [write.version], deployedVersion: null, known };
+      const { version, owner, contentHash, bytes, name } = write;
+      const facts: VersionFacts = { version, owner, contentHash, bytes, name };
+      const known = { ...model?.known, [version]: facts };
+      return model ? { ...model, versions: [...model.versions, version], known } : { versions: [version], deployedVersion: null, known };
     }
     case 'deploy':
       return model ? { ...model, deployedVersion: write.version } : model;

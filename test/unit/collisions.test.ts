@@ -7,9 +7,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { callOf } from '../../src/core/application.js';
-import { keySharers, modelKey } from '../../src/core/collisions.js';
+import { keySharers, modelKey, squatter } from '../../src/core/collisions.js';
 import { decideFinalize, decideSync } from '../../src/core/decide.js';
-import type { Action, ActionResult, LatticeFacts } from '../../src/core/facts.js';
+import { learn, NO_FACTS, type Action, type ActionResult, type LatticeFacts } from '../../src/core/facts.js';
 import { fromPolicy } from '../../src/core/tenancy.js';
 import { runSteps } from '../../src/core/steps.js';
 import { Knowledge } from '../../src/lattice/knowledge.js';
@@ -248,5 +248,22 @@ describe('a storage error reading our own key', () => {
     const run = await runWith({ 'read-model': { kind: 'model', model: null }, deploy: storageError });
     assert.equal(reasonOf(run), 'LatticeUnavailable');
     assert.ok(!run.actions.some((a) => a.kind === 'read-list'));
+  });
+});
+
+describe('our own put, remembered as the oldest version', () => {
+  it("carries the manifest's name, so a model whose newest version was another lattice's stray is still ours once that stray is gone", () => {
+    // The race of a first put: our put, then another lattice's put under the same key. wadm
+    // returned the stray's name with the model; once the stray is deleted, only our own put's
+    // facts tell what the key holds, and they must say our name.
+    const put: Action = { kind: 'put', version: 'v1', body: '{}', owner: 'tenant/b-c', contentHash: 'h', bytes: 2, name: 'b-c' };
+    const afterPut = learn(NO_FACTS, put, { kind: 'done', versions: 1 });
+    assert.equal(afterPut.model?.known['v1']?.name, 'b-c');
+    const strayGone = { ...afterPut.model!, storedName: 'c' };
+    assert.equal(squatter({ lattice: 'rb', name: 'b-c' }, strayGone), undefined);
+    assert.deepEqual(squatter({ lattice: 'rb', name: 'b-c' }, { ...strayGone, known: {}, versions: ['v1'] }), {
+      kind: 'model',
+      key: 'rb-b-c',
+    });
   });
 });

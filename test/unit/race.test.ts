@@ -110,6 +110,7 @@ describe('two first puts of one name in one lattice, from two namespaces', () =>
       owner: 'team-b/hello-world',
       contentHash: 'other',
       bytes: 40,
+      name: 'hello-world',
     };
     const edit = await wadm.run(decideSync, call(edited, { status: first.response.status }), async () =>
       wadm.memory.performSync('hello-world', stray),
