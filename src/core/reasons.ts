@@ -6,6 +6,9 @@ import { lastKnown } from './evidence.js';
 import type { LatticeRefusal } from './tenancy.js';
 import { ADOPT_ANNOTATION, OWNER_ANNOTATION } from './names.js';
 
+// The WasmCloudLattice's reasons: the other half of the catalogue, in a file of its own.
+export { LATTICE_REASONS, type LatticeReason } from './lattice-reasons.js';
+
 /** How soon to look again: settled needs no resync (the resync period still applies). */
 export type Pace = 'settled' | 'progressing' | 'unavailable' | 'stalled';
 
