@@ -48,13 +48,6 @@ export async function startLatticeResourceStage(options: {
     await running.connected();
     const nc = await connect({ servers: nats.url });
     cleanups.after(() => nc.close());
-    const wadmApi = async (op: string, body: unknown) => {
-      const h = headers();
-      h.set('Content-Type', 'application/json');
-      const reply = await nc.request(`wadm.api.${options.lattice}.model.${op}`, JSON.stringify(body), { timeout: 5000, headers: h });
-      const { result, message } = reply.json<{ result: string; message?: string }>();
-      if (!['created', 'acknowledged'].includes(result)) throw new Error(`wadm answered ${op} with ${result}: ${message}`);
-    };
     return {
       nats,
       wadm,
@@ -63,15 +56,25 @@ export async function startLatticeResourceStage(options: {
       nc,
       apps: metacontrollerFor(running.url),
       lattices: latticeMetacontrollerFor(running.url),
-      async putUnowned(name, { deploy = false } = {}) {
-        const metadata = { name, annotations: { version: 'v1' } };
-        await wadmApi('put', { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata, spec: { components: [] } });
-        if (deploy) await wadmApi(`deploy.${name}`, {});
-      },
+      putUnowned: (name, { deploy = false } = {}) => putUnowned(nc, options.lattice, name, deploy),
       stop: () => cleanups.run(),
     };
   } catch (err) {
     await cleanups.run();
     throw err;
   }
+}
+
+/** Puts (and deploys) an empty application of version v1 with wadm's API, without an owner annotation, as `wash app deploy` does. */
+export async function putUnowned(nc: NatsConnection, lattice: string, name: string, deploy: boolean): Promise<void> {
+  const wadmApi = async (op: string, body: unknown) => {
+    const h = headers();
+    h.set('Content-Type', 'application/json');
+    const reply = await nc.request(`wadm.api.${lattice}.model.${op}`, JSON.stringify(body), { timeout: 5000, headers: h });
+    const { result, message } = reply.json<{ result: string; message?: string }>();
+    if (!['created', 'acknowledged'].includes(result)) throw new Error(`wadm answered ${op} with ${result}: ${message}`);
+  };
+  const metadata = { name, annotations: { version: 'v1' } };
+  await wadmApi('put', { apiVersion: 'core.oam.dev/v1beta1', kind: 'Application', metadata, spec: { components: [] } });
+  if (deploy) await wadmApi(`deploy.${name}`, {});
 }
