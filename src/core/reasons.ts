@@ -73,7 +73,7 @@ export const REASONS = {
     condition: 'Stalled',
     pace: 'stalled',
     fixedBy: 'platform',
-    doc: "a scaler failed (for example no host matches a spread's requirements); the message is wadm's",
+    doc: "a scaler failed (for example no host matches a spread's requirements); the message is wadm's, followed, when no host can be found for a spread and a `WasmCloudLattice` names the lattice, by the requirements no host meets and the labels the hosts have",
   },
   Unhealthy: {
     phases: ['Unhealthy'],

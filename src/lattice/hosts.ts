@@ -1,8 +1,8 @@
 // The hosts of each lattice, as their own events tell them: one NATS subscription per lattice and
 // event (`wasmbus.evt.{lattice}.host_heartbeat`, `host_started`, `host_stopped`), and no request at
-// all. A lattice is subscribed the first time someone asks about its hosts (a WasmCloudLattice's
-// hook call, an application whose placement failed), again on a new connection, and dropped once
-// nobody asked for idleMs. Memory is bounded per lattice (maxHosts hosts of at most
+// all. A lattice is subscribed the first time a WasmCloudLattice's hook call asks about its hosts
+// (an application whose placement failed only peeks at what is heard), again on a new connection,
+// and dropped once nobody asked for idleMs. Memory is bounded per lattice (maxHosts hosts of at most
 // LATTICE_LIMITS.labelsPerHost labels, their text cut) and in lattices (maxLattices). A subscription
 // NATS refuses ends with a warning and a count, never with the process: the lattice then reports
 // it, and is subscribed again after retryFailedMs. What the hosts mean is decided by the core
@@ -71,6 +71,21 @@ export class HostRegistry {
     let heard = this.lattices.get(lattice);
     if (!heard || heard.on !== nc) heard = this.subscribe(lattice, nc, now, heard);
     heard.usedAt = now;
+    return this.viewOf(heard, now);
+  }
+
+  /**
+   * What is known of the lattice's hosts if someone listens to them already, without subscribing
+   * nor counting as a use: an application's failed placement reads it, but only a WasmCloudLattice
+   * makes the service listen (and so need the heartbeat subjects).
+   */
+  peek(lattice: string): HostsView | undefined {
+    const heard = this.lattices.get(lattice);
+    if (!heard || heard.on !== this.connection()) return undefined;
+    return this.viewOf(heard, this.options.now());
+  }
+
+  private viewOf(heard: Heard, now: number): HostsView {
     this.forgetSilent(heard, now);
     const { since, untracked } = heard;
     return { watching: true, since, hosts: [...heard.hosts.values()], untracked, defaultPeriodMs: this.options.defaultPeriodMs };

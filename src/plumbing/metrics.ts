@@ -215,8 +215,8 @@ export class Metrics {
   }
 
   /**
-   * Hosts heartbeating per lattice this replica listens to (those a WasmCloudLattice or a failed
-   * placement asked about), read when Prometheus scrapes; `alive` says which hosts still count.
+   * Hosts heartbeating per lattice this replica listens to (those a WasmCloudLattice asked about),
+   * read when Prometheus scrapes; `alive` says which hosts still count.
    */
   observeHosts<H extends { heardAt: number }>(
     heard: () => Map<string, H[]>,
@@ -225,7 +225,7 @@ export class Metrics {
   ): void {
     new Gauge({
       name: `${PREFIX}lattice_hosts`,
-      help: 'Hosts heartbeating in each lattice whose heartbeats this replica listens to (those a WasmCloudLattice, or an application whose placement failed, asked about lately).',
+      help: 'Hosts heartbeating in each lattice whose heartbeats this replica listens to (those a WasmCloudLattice asked about lately).',
       labelNames: ['lattice'] as const,
       registers: [this.registry],
       collect() {

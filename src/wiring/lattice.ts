@@ -151,7 +151,6 @@ export function createLatticeLayer(deps: {
       );
     },
   });
-  const gateway = new LatticeGateway(client, knowledge, watch, census, link.isConnected, onKeyReadRefused);
   const hosts = new HostRegistry(link.current, logger.child({ component: 'lattice-hosts' }), {
     now,
     defaultPeriodMs: options.hostHeartbeatMs ?? HOST_HEARTBEAT_MS,
@@ -178,5 +177,6 @@ export function createLatticeLayer(deps: {
     isConnected: link.isConnected,
   });
   listed.to = listings;
+  const gateway = new LatticeGateway(client, knowledge, watch, census, link.isConnected, onKeyReadRefused, hosts);
   return { gateway, knowledge, client, watch, hosts, listings };
 }

@@ -4,6 +4,8 @@
 // The real API server's side is test/kube/lattice.test.ts.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { WADM_STALL_TOLERANT_MS, type SimulatedLattice } from '../support/host-sim.js';
 import { condition, type FakeMetacontroller, type K8sObject } from '../support/metacontroller.js';
 import { startLatticeResourceStage, type LatticeResourceStage } from '../support/lattice-resources.js';
@@ -29,6 +31,13 @@ before(async () => {
   lattices.apply({ metadata: { name: LATTICE } });
 });
 after(() => stage?.stop());
+
+/** What docs/lattice.md shows the service adding to wadm's message (its example's second line). */
+function pageExample(): string {
+  const page = readFileSync(resolve(import.meta.dirname, '../../docs/lattice.md'), 'utf8');
+  const section = page.slice(page.indexOf('## Placement explained'));
+  return section.split('```text\n')[1]!.split('\n')[1]!;
+}
 
 const status = (obj: K8sObject | undefined) => obj?.status as WasmCloudLatticeStatus | undefined;
 
@@ -110,5 +119,25 @@ describe('a WasmCloudLattice', () => {
     assert.equal(condition({ status: missing } as K8sObject, 'Reconciling')?.status, 'True');
     await sim.addHost({ labels: { zone: 'us' } });
     await latticeUntil((s) => condition({ status: s } as K8sObject, 'Ready')?.status === 'True');
+  });
+
+  it('explains to an application no host can place which labels the hosts have, in its own status only', async () => {
+    const spread = [{ name: 'moon', requirements: { zone: 'moon' } }];
+    const app = wasmApp().inLattice(LATTICE).inNamespace('team-b').named('lunar').build();
+    const components = structuredClone(app.spec['components']) as { traits: { type: string; properties: Record<string, unknown> }[] }[];
+    components[0]!.traits.find((t) => t.type === 'spreadscaler')!.properties['spread'] = spread;
+    apps.apply({ ...app, spec: { ...app.spec, components } } as never);
+    const { object } = await apps.waitFor(
+      'team-b',
+      'lunar',
+      (obj) =>
+        condition(obj, 'Ready')?.reason === 'ScalerFailed' && /the \d hosts? of lattice/.test(condition(obj, 'Ready')?.message ?? ''),
+      WAIT,
+    );
+    const message = condition(object, 'Ready')!.message!;
+    assert.match(message, /Spread requirement conflict: moon spread requires/, "wadm's own words first");
+    assert.match(message, /no host of lattice "hosted" has zone=moon \(spread "moon" of http-component\)/);
+    assert.ok(message.endsWith(`; ${pageExample()}`), `docs/lattice.md shows what the service says:\n${message}`);
+    assert.doesNotMatch(message, /hello-world|team-a/, "another namespace's applications are not named");
   });
 });
