@@ -33,6 +33,9 @@ export type HostsView =
   | { watching: true; since: number; hosts: readonly HostFacts[]; untracked: boolean; defaultPeriodMs: number }
   | { watching: false; why: 'refused' | 'failed' | 'disconnected'; message: string };
 
+/** How often wasmCloud 1.x hosts heartbeat (its DEFAULT_HEARTBEAT_INTERVAL), until two heartbeats of a host say otherwise. */
+export const DEFAULT_HEARTBEAT_MS = 30_000;
+
 /**
  * A host is lost once it missed its heartbeat for half a period more: with a resync at that moment,
  * its loss shows within two heartbeat periods (real hosts beat every 30 s).

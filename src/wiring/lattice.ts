@@ -2,7 +2,7 @@
 // (Knowledge) and the per-lattice subscriptions that keep it current.
 import type { Logger } from 'pino';
 import { DEPLOY_GRACE_MS } from '../core/evidence.js';
-import { expiresAt } from '../core/lattice-hosts.js';
+import { DEFAULT_HEARTBEAT_MS, expiresAt } from '../core/lattice-hosts.js';
 import type { Config } from '../plumbing/config.js';
 import type { Metrics } from '../plumbing/metrics.js';
 import type { NatsLink } from '../lattice/connection.js';
@@ -44,7 +44,7 @@ export const CHECK_PERIOD_MS = 60_000;
 const UNLISTED_RETRY_MS = 10 * CHECK_PERIOD_MS;
 
 /** How often wasmCloud 1.x hosts heartbeat; a host's own heartbeats say otherwise once two are heard. */
-export const HOST_HEARTBEAT_MS = 30_000;
+export const HOST_HEARTBEAT_MS = DEFAULT_HEARTBEAT_MS;
 
 /** Lattices whose hosts are heard at once (each has at most MAX_HOSTS_PER_LATTICE hosts kept). */
 const MAX_HOST_LATTICES = 256;

@@ -151,7 +151,7 @@ describe('docs/lattice.md on a real API server', () => {
     for (const key of Object.keys(shown)) assert.ok(key in s, `the page shows status.${key}, the service writes it`);
   });
 
-  it('shows hosts joining, stopping and crashing in HOSTS, and READY False below spec.minHosts', async () => {
+  it('shows hosts joining, stopping and crashing in HOSTS, and READY False once none is left (spec.minHosts 1)', async () => {
     const row = async () => (await table())[1]!.slice(0, 4);
     const joined = await sim.addHost({ labels: { zone: 'ap' } });
     await latticeUntil((s) => s.hostCount === 3);
@@ -160,9 +160,12 @@ describe('docs/lattice.md on a real API server', () => {
     await latticeUntil((s) => s.hostCount === 2);
     assert.deepEqual(await row(), [LATTICE, '2', '2', 'True']);
     sim.crashHost(sim.hosts.find((h) => h.labels['zone'] === 'us')!.id);
-    const s = await latticeUntil((s) => s.hostCount === 1);
-    assert.deepEqual(await row(), [LATTICE, '1', '2', 'False']);
-    assert.match(s.message!, /^2 hosts needed \(spec\.minHosts\); 1 host heartbeating$/);
+    await latticeUntil((s) => s.hostCount === 1);
+    assert.deepEqual(await row(), [LATTICE, '1', '2', 'True']);
+    sim.crashHost(sim.hosts[0]!.id);
+    const s = await latticeUntil((s) => s.hostCount === 0);
+    assert.deepEqual(await row(), [LATTICE, '0', '2', 'False']);
+    assert.match(s.message!, /^1 host needed \(spec\.minHosts\); 0 hosts heartbeating$/);
     assert.equal(condition({ status: s } as K8sObject, 'Reconciling')?.reason, 'HostsMissing');
   });
 });

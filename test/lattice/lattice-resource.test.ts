@@ -67,6 +67,8 @@ describe('a WasmCloudLattice', () => {
     assert.equal(s.wadmReachable, true);
     assert.deepEqual(s.namespaces, ['*'], "the tests' policy lets every namespace use every lattice");
     assert.equal(s.applicationsFrom, 'Wadm');
+    const scrape = await stage.running.service.metrics.registry.metrics();
+    assert.match(scrape, new RegExp(`^wasmcloud_metacontroller_lattice_hosts\\{lattice="${LATTICE}"\\} 2$`, 'm'), 'hosts per lattice');
   });
 
   it("lists the applications with their owners: a resource's, and one put with wadm's API (unowned)", async () => {

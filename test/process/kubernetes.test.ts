@@ -11,10 +11,11 @@ import { Ajv } from 'ajv';
 import yaml from 'js-yaml';
 import { loadConfig, VARIABLES } from '../../src/plumbing/config.js';
 import { buildCrd, GROUP, KIND, PLURAL, VERSION } from '../../src/schema/crd.js';
-import { buildLatticeCrd, LATTICE_PLURAL } from '../../src/schema/lattice-crd.js';
+import { buildLatticeCrd, LATTICE_KIND, LATTICE_PLURAL } from '../../src/schema/lattice-crd.js';
+import { LATTICE_REASONS, type LatticeReason } from '../../src/core/lattice-reasons.js';
 import type { Parent } from '../../src/schema/hook.js';
 import { HOOK_PATHS, LATTICE_HOOK_PATH } from '../../src/server.js';
-import { buildStatus, fromWadm } from '../../src/core/status.js';
+import { buildStatus, fromWadm, kstatusConditions } from '../../src/core/status.js';
 import { validateParent } from '../../src/core/validate.js';
 import { REASONS, suspended, unavailable, verdict, type Reason, type Verdict } from '../../src/core/reasons.js';
 
@@ -566,8 +567,21 @@ describe('the examples', () => {
     }
   });
 
+  it("Flux applies examples/lattices, waits on the lattices' conditions, and only then the applications", () => {
+    const ks = only(render('examples/gitops/flux'), 'Kustomization', 'wasmcloud-lattices');
+    assert.equal(ks['spec'].path, './examples/lattices');
+    assert.equal(ks['spec'].wait, true);
+    const [expr] = ks['spec'].healthCheckExprs as Obj[];
+    assert.deepEqual([expr!['apiVersion'], expr!['kind']], [`${GROUP}/${VERSION}`, LATTICE_KIND]);
+    assert.match(expr!['current'], /'Ready' && c\.status == 'True'/);
+    assert.match(expr!['failed'], /'Stalled' && c\.status == 'True'/);
+    assert.match(expr!['inProgress'], /'Reconciling' && c\.status == 'True'/);
+    const apps = only(render('examples/gitops/flux'), 'Kustomization', 'wasmcloud-apps');
+    assert.deepEqual(apps['spec'].dependsOn, [{ name: 'wasmcloud-lattices' }]);
+  });
+
   it("Flux applies examples/apps and waits on the applications' conditions", () => {
-    const ks = only(render('examples/gitops/flux'), 'Kustomization');
+    const ks = only(render('examples/gitops/flux'), 'Kustomization', 'wasmcloud-apps');
     const repo = only(render('examples/gitops/flux'), 'GitRepository');
     assert.equal(ks['spec'].path, './examples/apps');
     assert.equal(ks['spec'].wait, true);
@@ -601,8 +615,8 @@ describe('the examples', () => {
 });
 
 const HEALTH_KEY = `resource.customizations.health.${GROUP}_${KIND}`;
-function healthLua(): string {
-  return (yaml.load(read('examples/gitops/argocd/argocd-cm-patch.yaml')) as Obj)['data'][HEALTH_KEY];
+function healthLua(key = HEALTH_KEY): string {
+  return (yaml.load(read('examples/gitops/argocd/argocd-cm-patch.yaml')) as Obj)['data'][key];
 }
 
 /** Argo CD runs health checks with gopher-lua (Lua 5.1): prefer that version. */
@@ -620,8 +634,8 @@ function toLua(value: unknown): string {
 }
 
 /** The health Argo CD would show for an object, by running the shipped script on it. */
-function argoHealth(lua: string, obj: unknown): { status: string; message: string } {
-  const program = `obj = ${toLua(obj)}\nlocal hs = (function()\n${healthLua()}\nend)()\nio.write(hs.status, "\\t", hs.message or "")\n`;
+function argoHealth(lua: string, obj: unknown, key = HEALTH_KEY): { status: string; message: string } {
+  const program = `obj = ${toLua(obj)}\nlocal hs = (function()\n${healthLua(key)}\nend)()\nio.write(hs.status, "\\t", hs.message or "")\n`;
   const run = spawnSync(lua, ['-'], { input: program, encoding: 'utf8' });
   assert.equal(run.status, 0, run.stderr);
   const [status, message] = run.stdout.split('\t');
@@ -702,6 +716,40 @@ describe('the Argo CD health check', () => {
         );
       });
     }
+  }
+});
+
+describe('the Argo CD health check of a WasmCloudLattice', () => {
+  const lua = luaInterpreter();
+  const skip = lua ? false : 'no Lua interpreter';
+  const KEY = `resource.customizations.health.${GROUP}_${LATTICE_KIND}`;
+  const NOW = Date.parse('2026-03-01T12:00:00Z');
+  const lattice = (status: unknown, generation = 1) => ({
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: LATTICE_KIND,
+    metadata: { name: 'default', generation },
+    ...(status === undefined ? {} : { status }),
+  });
+  /** A status with this reason, as the core builds it (its message says the reason). */
+  const withReason = (reason: LatticeReason) => {
+    const message = `situation ${reason}`;
+    const conditions = kstatusConditions({ previous: undefined, generation: 1, now: NOW }, { reason, message, ...LATTICE_REASONS[reason] });
+    return { observedGeneration: 1, lattice: 'default', message, conditions };
+  };
+
+  it("is in the argocd-cm patch under the lattice CRD's group and kind", () => assert.ok(healthLua(KEY)));
+  it('maps "no status yet" and "an older generation" to Progressing', { skip }, () => {
+    assert.equal(argoHealth(lua!, lattice(undefined), KEY).status, 'Progressing');
+    assert.equal(argoHealth(lua!, lattice(withReason('LatticeReady'), 2), KEY).status, 'Progressing');
+  });
+  for (const reason of Object.keys(LATTICE_REASONS) as LatticeReason[]) {
+    const info: { ready: string; condition?: string } = LATTICE_REASONS[reason];
+    const health = info.ready === 'True' ? 'Healthy' : info.condition === 'Stalled' ? 'Degraded' : 'Progressing';
+    it(`maps reason ${reason} to ${health}`, { skip }, () => {
+      const result = argoHealth(lua!, lattice(withReason(reason)), KEY);
+      assert.equal(result.status, health);
+      assert.equal(result.message, `situation ${reason}`);
+    });
   }
 });
 
