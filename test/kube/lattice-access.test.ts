@@ -44,7 +44,8 @@ const as = (user: string, args: string[]) => kube.kubectl(['--user', user, ...ar
 
 describe('docs/lattice.md, Who may read and declare lattices, with RBAC on', () => {
   it('lets the platform team declare, change and delete lattices', async () => {
-    assert.equal((await as('platform-admin', ['apply', '-f', LATTICE])).code, 0);
+    // As examples/README.md has it: kubectl apply -k examples/lattices/
+    assert.equal((await as('platform-admin', ['apply', '-k', resolve(ROOT, 'examples/lattices')])).code, 0);
     assert.equal((await as('platform-admin', ['patch', 'wclattice', 'default', '--type=merge', '-p', '{"spec":{"minHosts":3}}'])).code, 0);
     assert.match((await as('platform-admin', ['get', 'wasmcloudlattices'])).stdout, /^default /m);
   });

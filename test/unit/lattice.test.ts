@@ -7,7 +7,7 @@ import { MISSED_PERIODS, type HostFacts, type HostsView } from '../../src/core/l
 import { LATTICE_REASONS } from '../../src/core/lattice-reasons.js';
 import { defaultOnly, fromPolicy } from '../../src/core/tenancy.js';
 import { compile } from '../../src/schema/validator.js';
-import { WasmCloudLatticeStatusSchema, type WasmCloudLatticeStatus } from '../../src/schema/lattice.js';
+import { LATTICE_LIMITS, WasmCloudLatticeStatusSchema, type WasmCloudLatticeStatus } from '../../src/schema/lattice.js';
 
 const PERIOD = 30_000;
 const T0 = Date.parse('2026-03-01T12:00:00Z');
@@ -115,6 +115,35 @@ describe('a lattice with hosts and applications', () => {
     assert.equal(status.applicationsOmitted, 150);
     assert.equal(status.applications![0]!.name, 'app-000');
     assert.ok(Buffer.byteLength(JSON.stringify(status)) < 64 * 1024, 'far below an etcd value');
+  });
+});
+
+describe('the size of a status', () => {
+  it('stays within what etcd stores (1.5 MiB) with every list at its bound and every text at its longest', () => {
+    const long = (c: string) => c.repeat(LATTICE_LIMITS.text);
+    const labels = Object.fromEntries(
+      Array.from({ length: LATTICE_LIMITS.labelsPerHost }, (_, i) => [`${i}${long('k')}`.slice(0, LATTICE_LIMITS.text), long('v')]),
+    );
+    const hosts = Array.from({ length: 2000 }, (_, i) =>
+      host(i, {
+        id: `${i}${long('N')}`.slice(0, LATTICE_LIMITS.text),
+        friendlyName: `${i}${long('f')}`.slice(0, LATTICE_LIMITS.text),
+        labels,
+        version: long('1'),
+      }),
+    );
+    const models = Array.from({ length: 5000 }, (_, i) => ({
+      name: `${i}${long('a')}`.slice(0, LATTICE_LIMITS.text),
+      version: long('v'),
+      deployed: long('d'),
+      status: 'failed',
+      message: long('m'),
+    }));
+    const owners = new Map(models.map((m) => [m.name, long('o')]));
+    const namespaces = Array.from({ length: 200 }, (_, i) => `${i}${long('n')}`.slice(0, 63));
+    const { status } = decideLattice(call({ namespaces }), heard(hosts), { kind: 'listed', total: models.length, models, owners });
+    const bytes = Buffer.byteLength(JSON.stringify(status));
+    assert.ok(bytes < 1.5 * 1024 * 1024, `${bytes} bytes`);
   });
 });
 
