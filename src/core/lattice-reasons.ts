@@ -23,7 +23,7 @@ export const LATTICE_REASONS = {
     ready: 'False',
     condition: 'Reconciling',
     fixedBy: 'nobody',
-    doc: 'the service started listening to the heartbeats less than a heartbeat period ago (hosts send one every 30 s): the hosts listed are those heard so far',
+    doc: 'the service started listening to the heartbeats less than a heartbeat period ago (hosts send one every 30 s), and the hosts heard so far do not give what Ready needs yet; the message says what is missing. Once they do, the lattice is Ready even within that period (the message says more may yet be heard)',
   },
   HostsMissing: {
     ready: 'False',

@@ -122,13 +122,16 @@ function verdict(
   if (!hosts.watching) return ['WadmUnavailable', `Cannot hear the hosts of lattice "${lattice}" (${hosts.message}); will retry`];
   if (wadm.kind === 'unavailable' || (wadm.kind === 'unlisted' && !wadm.reachable))
     return ['WadmUnavailable', `wadm of lattice "${lattice}" does not answer (${wadm.reason}): ${wadm.message}; ${counted}; will retry`];
+  // Within the first heartbeat period not every host was heard yet: what is missing may only be
+  // unheard, but what was heard and suffices is Ready (a restarted replica does not flip Ready).
   const until = listeningUntil(hosts);
-  if (call.now < until)
-    return ['ListeningForHosts', `Listening to the heartbeats of lattice "${lattice}" until ${iso(until)}: ${counted} so far`];
+  const listening = call.now < until ? ` (listening until ${iso(until)}: more may yet be heard)` : '';
   const missing = missingHosts(target.spec, alive);
+  if (missing !== undefined && listening !== '')
+    return ['ListeningForHosts', `Listening to the heartbeats of lattice "${lattice}" until ${iso(until)}: ${counted} so far; ${missing}`];
   if (missing !== undefined) return ['HostsMissing', `${missing}; ${counted}`];
   const apps = wadm.kind === 'listed' ? `${wadm.total} application${wadm.total === 1 ? '' : 's'}` : 'applications as the hosts run them';
-  return ['LatticeReady', `${counted}, ${apps}; wadm answers`];
+  return ['LatticeReady', `${counted}${listening}, ${apps}; wadm answers`];
 }
 
 /** What the spec asks that the hosts alive do not give, for the message; undefined when all is there. */
@@ -211,17 +214,16 @@ function answer(
 }
 
 /**
- * When to look again: as the listening ends, as the first host alive would be lost without another
+ * When to look again: as the listening ends, or as the first host alive would be lost without another
  * heartbeat (each heartbeat moves that on, so a settled lattice is looked at about once a period),
  * soon while wadm does not answer. Without hosts, the controller's resyncPeriodSeconds looks again.
  */
 function resyncAfter(now: number, reason: LatticeReason, hosts: HostsView, alive: readonly HostFacts[]): number | undefined {
   if (reason === 'WadmUnavailable') return 10;
   if (reason === 'NatsNotPermitted' || !hosts.watching) return 300;
-  if (reason === 'ListeningForHosts') return seconds(listeningUntil(hosts) - now);
-  if (alive.length === 0) return undefined;
-  const next = Math.min(...alive.map((host) => expiresAt(host, hosts.defaultPeriodMs)));
-  return seconds(next - now);
+  const listenedUntil = listeningUntil(hosts);
+  const moments = [...alive.map((host) => expiresAt(host, hosts.defaultPeriodMs)), ...(now < listenedUntil ? [listenedUntil] : [])];
+  return moments.length === 0 ? undefined : seconds(Math.min(...moments) - now);
 }
 
 /** Whole seconds, at least one, rounded up past the moment (Metacontroller takes a float, our tests read whole ones). */

@@ -32,7 +32,7 @@ import { wasmApp } from '../support/resources.js';
 import { putUnowned } from '../support/lattice-resources.js';
 import { CleanupStack, startService, type RunningService } from '../support/service.js';
 import { startWadm, type WadmProcess } from '../support/wadm.js';
-import { sleep } from '../support/wait.js';
+import { sleep, until } from '../support/wait.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const LATTICE = 'default';
@@ -109,6 +109,15 @@ describe('docs/lattice.md on a real API server', () => {
     await apps.waitFor('default', 'hello-world', (obj) => condition(obj, 'Ready')?.status === 'True', WAIT);
     await putUnowned(nc, LATTICE, 'washed', true);
 
+    // The service has listened to the lattice's hosts for a heartbeat period already, as one that
+    // has been running for a while has: the first answer lists every host.
+    await until(
+      () => {
+        const view = running.service.hosts.view(LATTICE);
+        return view.watching && view.hosts.length === 2 && Date.now() >= view.since + 1000;
+      },
+      { what: 'the service heard both hosts for a heartbeat period', timeoutMs: 30_000 },
+    );
     const block = markedBlock('docs/lattice.md', 'lattice-get');
     const env = { KUBECONFIG: kube.kubeconfig, PATH: `${dirname(process.env['KUBECTL_BIN']!)}:${process.env['PATH']}` };
     const run = runBlock(block, { cwd: ROOT, env });

@@ -48,8 +48,8 @@ async function latticeUntil(predicate: (s: WasmCloudLatticeStatus) => boolean): 
 }
 
 describe('a WasmCloudLattice', () => {
-  it('is Ready once it listened for a heartbeat period, with its hosts, their labels and the namespaces let in', async () => {
-    const s = await latticeUntil((s) => condition({ status: s } as K8sObject, 'Ready')?.status === 'True');
+  it('is Ready with its hosts, their labels and the namespaces let in', async () => {
+    const s = await latticeUntil((s) => condition({ status: s } as K8sObject, 'Ready')?.status === 'True' && s.hostCount === 2);
     assert.equal(s.lattice, LATTICE);
     assert.equal(s.hostCount, 2);
     assert.deepEqual(

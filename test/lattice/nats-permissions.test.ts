@@ -343,8 +343,10 @@ describe('WasmCloudLattices with the NATS user of SECURITY.md', () => {
         intervalMs: 100,
       },
     );
-    // Heard within the first heartbeat period (30 s for a service run as in production): still listening.
-    assert.equal(ready(object)?.reason, 'ListeningForHosts');
+    // Heard within the first heartbeat period (30 s for a service run as in production): Ready with
+    // the one host an empty spec asks for, saying more may yet be heard.
+    assert.equal(ready(object)?.reason, 'LatticeReady');
+    assert.match(message(object), /^1 host heartbeating \(listening until .*: more may yet be heard\), \d+ applications?; wadm answers$/);
     assert.equal(latticeStatus(object)?.applicationsFrom, 'Wadm');
     await assertAlive();
   });

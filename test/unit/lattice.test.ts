@@ -177,14 +177,31 @@ describe('hosts joining and leaving', () => {
     assert.ok(goneAt - diesAt <= 2 * PERIOD, `gone ${goneAt - diesAt} ms after its last heartbeat`);
   });
 
-  it('says it is still listening during the first heartbeat period, and looks again when it ends', () => {
+  it('says it is still listening during the first heartbeat period while what Ready needs is not heard yet, and looks again when it ends', () => {
     const since = T0;
-    const { status, resyncAfterSeconds } = decideLattice(call({ now: T0 + 10_000 }), heard([host(1)], since), listed([]));
+    const { status, resyncAfterSeconds } = decideLattice(
+      call({ now: T0 + 10_000, spec: { minHosts: 2 } }),
+      heard([host(1)], since),
+      listed([]),
+    );
     assert.equal(ready(status)?.reason, 'ListeningForHosts');
     assert.equal(ready(status)?.status, 'False');
     assert.equal(status.conditions?.find((c) => c.type === 'Reconciling')?.status, 'True');
-    assert.match(status.message!, /until 2026-03-01T12:00:30Z: 1 host heartbeating so far/);
+    assert.equal(
+      status.message,
+      'Listening to the heartbeats of lattice "default" until 2026-03-01T12:00:30Z: 1 host heartbeating so far; 2 hosts needed (spec.minHosts)',
+    );
     assert.equal(resyncAfterSeconds, 21);
+  });
+
+  it('is Ready within that period once the hosts heard give what it needs, saying more may yet be heard', () => {
+    const { status, resyncAfterSeconds } = decideLattice(call({ now: T0 + 10_000 }), heard([host(1)], T0), listed([]));
+    assert.equal(ready(status)?.reason, 'LatticeReady');
+    assert.equal(
+      status.message,
+      '1 host heartbeating (listening until 2026-03-01T12:00:30Z: more may yet be heard), 0 applications; wadm answers',
+    );
+    assert.equal(resyncAfterSeconds, 21, 'looks again as the listening ends, before the host would be lost');
   });
 });
 
