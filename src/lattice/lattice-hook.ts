@@ -29,10 +29,11 @@ export function createLatticeHook(deps: LatticeHookDeps) {
   async function answer(request: LatticeHookRequest, log: Logger): Promise<LatticeHookResponse> {
     const call = latticeCallOf(request, deps.tenancy, deps.now());
     const { target } = call;
-    const hosts = target.ok ? deps.hosts.view(target.lattice) : NOT_ASKED;
     const wadm = target.ok
       ? await withinDeadline(deadlineIn(deps.budgetMs), () => deps.listings.view(target.lattice))
       : ({ kind: 'unavailable', reason: 'BadReply', message: 'not asked' } as const);
+    // The hosts as heard now, after wadm (which may take seconds): judged on the same clock.
+    const hosts = target.ok ? deps.hosts.view(target.lattice) : NOT_ASKED;
     const { status, resyncAfterSeconds } = decideLattice({ ...call, now: deps.now() }, hosts, wadm);
     const response: LatticeHookResponse =
       resyncAfterSeconds === undefined ? { status, children: [] } : { status, children: [], resyncAfterSeconds };

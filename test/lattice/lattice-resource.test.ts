@@ -142,4 +142,20 @@ describe('a WasmCloudLattice', () => {
     assert.ok(message.endsWith(`; ${pageExample()}`), `docs/lattice.md shows what the service says:\n${message}`);
     assert.doesNotMatch(message, /hello-world|team-a/, "another namespace's applications are not named");
   });
+
+  it("lists the applications the hosts run when wadm's list is too large to send (the crowded-lattice fallback)", async () => {
+    // Past NATS's max_payload wadm cannot send the list: the request goes unanswered for its whole wait.
+    stage.wadm.inject('get', { kind: 'lost-request' });
+    const s = await latticeUntil((s) => s.applicationsFrom === 'Heartbeats');
+    assert.equal(s.wadmReachable, true, 'a probe shows wadm answers');
+    assert.equal(condition({ status: s } as K8sObject, 'Ready')?.status, 'True');
+    const hello = s.applications!.find((a) => a.name === 'hello-world');
+    assert.ok(hello && hello.hosts! >= 1, JSON.stringify(s.applications));
+    assert.equal(hello.owner ?? hello.version ?? hello.status, undefined, 'no version, status or owner without the list');
+    assert.deepEqual(
+      stage.wadm.requests.filter((r) => r.op === 'history').map((r) => r.lattice),
+      [LATTICE],
+      'one probe, not one per call',
+    );
+  });
 });
