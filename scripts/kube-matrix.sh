@@ -35,6 +35,9 @@ KUBE_FILES=(
   test/kube/helm.test.ts
   test/kube/adopt.test.ts
   test/kube/v2-crd.test.ts
+  test/kube/lattice-crd.test.ts
+  test/kube/lattice.test.ts
+  test/kube/lattice-access.test.ts
 )
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)

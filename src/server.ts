@@ -7,8 +7,17 @@ import type { Logger } from 'pino';
 import type { Authorize } from './http/auth.js';
 import type { Answer } from './http/answers.js';
 import type { Hooks } from './sync.js';
+import type { LatticeHook } from './lattice/lattice-hook.js';
 import type { Metrics } from './plumbing/metrics.js';
-import { HookRequestSchema, type HookName, type HookRequest } from './schema/hook.js';
+import {
+  HookRequestSchema,
+  LatticeHookRequestSchema,
+  type HookLabel,
+  type HookName,
+  type HookRequest,
+  type LatticeHookRequest,
+} from './schema/hook.js';
+import { answerOf } from './http/answers.js';
 import { compile } from './schema/validator.js';
 import { describeFrameworkError, errorBody, rejectionRecorder } from './http/rejections.js';
 import { hookGate, type Refuse } from './http/hook-gate.js';
@@ -16,6 +25,8 @@ import { requestLoggerFactory } from './http/request-logger.js';
 
 export interface ServerDeps {
   hooks: Hooks;
+  /** The WasmCloudLattice's sync hook (LATTICE_HOOK_PATH); absent: that path answers 404. */
+  latticeHook?: Pick<LatticeHook, 'answer'>;
   logger: Logger;
   metrics: Metrics;
   /** Whether this replica is ready and answers hooks (wiring/readiness.ts), and whether NATS is connected. */
@@ -56,7 +67,11 @@ export const KEEP_ALIVE_TIMEOUT_MS = 100_000;
 
 export const HOOK_PATHS: Record<HookName, string> = { sync: '/sync', finalize: '/finalize' };
 
+/** Where the second CompositeController (WasmCloudLattice) sends its sync calls. */
+export const LATTICE_HOOK_PATH = '/lattice/sync';
+
 const checkHookRequest = compile<HookRequest>(HookRequestSchema);
+const checkLatticeRequest = compile<LatticeHookRequest>(LatticeHookRequestSchema);
 
 export function buildServer(deps: ServerDeps) {
   const requestTimeout = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
@@ -110,6 +125,12 @@ export function buildServer(deps: ServerDeps) {
       return answered && gate.whileWorking(request, answered);
     });
   }
+  const { latticeHook } = deps;
+  if (latticeHook)
+    app.post(LATTICE_HOOK_PATH, { onRequest: [arrived, gate.admit] }, (request, reply) => {
+      const answered = handleLatticeHook(deps, latticeHook, request, reply, refuse);
+      return answered && gate.whileWorking(request, answered);
+    });
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
     const { ready, reason } = deps.readiness();
@@ -162,9 +183,35 @@ function arrived(request: FastifyRequest, _reply: FastifyReply, done: () => void
 }
 
 /** The hook a URL names (query strings aside), or undefined for every other path. */
-function hookAt(url: string): HookName | undefined {
+function hookAt(url: string): HookLabel | undefined {
   const path = url.split('?')[0];
+  if (path === LATTICE_HOOK_PATH) return 'lattice';
   return (Object.keys(HOOK_PATHS) as HookName[]).find((hook) => HOOK_PATHS[hook] === path);
+}
+
+/** Answers a WasmCloudLattice's sync: validated like the application's hooks, answered with an ETag too. */
+function handleLatticeHook(
+  deps: ServerDeps,
+  latticeHook: Pick<LatticeHook, 'answer'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  refuse: Refuse,
+): Promise<FastifyReply> | undefined {
+  const started = performance.now();
+  const finished = () => deps.metrics.observeHookDuration('lattice', (performance.now() - started) / 1000);
+  const body = request.body;
+  if (!checkLatticeRequest(body)) {
+    refuse(request, reply, 400, `not a Metacontroller hook request: ${checkLatticeRequest.problems(body, 'body', 3).join('; ')}`);
+    return void finished();
+  }
+  return latticeHook.answer(body, request.log as Logger, request.arrivedAt).then(
+    (response) => sendAnswer(deps, 'lattice', request, reply, answerOf(response), finished),
+    (err: unknown) => {
+      deps.metrics.countHookCall('lattice', '500');
+      finished();
+      throw err;
+    },
+  );
 }
 
 /** Answers a hook call; a settled answer from memory is sent at once, without a promise. */
@@ -188,17 +235,7 @@ function handleHook(
     refuse(request, reply, 400, `not a Metacontroller hook request: ${problems.join('; ')}`);
     return void finished();
   }
-  const send = ({ json, etag }: Answer): FastifyReply => {
-    // Metacontroller's etag support (webhook.etag): it sends the ETag of the answer it cached; an
-    // unchanged answer is then a bodyless 304, which it applies as if the cached body had come.
-    reply.header('etag', etag);
-    const unchanged = request.headers['if-none-match'] === etag;
-    deps.metrics.countHookCall(hook, unchanged ? '304' : '200');
-    if (unchanged) reply.code(304).send();
-    else reply.code(200).header('content-type', 'application/json; charset=utf-8').send(json);
-    finished();
-    return reply;
-  };
+  const send = (answer: Answer): FastifyReply => sendAnswer(deps, hook, request, reply, answer, finished);
   let answered: Answer | Promise<Answer>;
   try {
     // request.log is a child of our pino root (loggerInstance), typed by Fastify more loosely.
@@ -213,4 +250,26 @@ function handleHook(
   if (answered instanceof Promise) return answered.then(send, failed);
   send(answered);
   return undefined;
+}
+
+/**
+ * Sends a hook's answer with its ETag. Metacontroller's etag support (webhook.etag): it sends the
+ * ETag of the answer it cached; an unchanged answer is then a bodyless 304, which it applies as if
+ * the cached body had come.
+ */
+function sendAnswer(
+  deps: ServerDeps,
+  hook: HookLabel,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  { json, etag }: Answer,
+  finished: () => void,
+): FastifyReply {
+  reply.header('etag', etag);
+  const unchanged = request.headers['if-none-match'] === etag;
+  deps.metrics.countHookCall(hook, unchanged ? '304' : '200');
+  if (unchanged) reply.code(304).send();
+  else reply.code(200).header('content-type', 'application/json; charset=utf-8').send(json);
+  finished();
+  return reply;
 }

@@ -33,10 +33,15 @@ export const USAGE = `usage: wasmcloud-metacontroller [command]
                                be reached
   list [--lattice L]           the lattice's models with their deployed version and owner (or unowned); exit 2
                                when NATS or wadm cannot be reached, or the lattice is too large for wadm to list
+  hosts [--lattice L] [--listen S]
+                               the lattice's hosts as their heartbeats say (name, id, version, uptime, what they
+                               run, labels), heard for S seconds (default 35; hosts heartbeat every 30 s); exit 1
+                               when none heartbeat, 2 when NATS cannot be reached or refuses the heartbeat subjects
 
 options:
   -n, --namespace NS           namespace of resources without one (default: default)
   -l, --lattice L              lattice (default: DEFAULT_LATTICE or default)
+      --listen S               hosts: how many seconds to listen to the heartbeats (default 35)
       --adopt                  convert: make resources that adopt what runs in the lattice (see convert)
       --http-host H            convert --to v2: the Host header that routes incoming HTTP to the workload
       --allow-host H           convert --to v2: a host components may call over HTTP (repeatable; * for any)
@@ -79,6 +84,7 @@ export function parseCommandLine(argv: string[]): Invocation {
         'blobstore-bucket': { type: 'string', multiple: true },
         'hostgroup-from-requirement': { type: 'string' },
         'max-payload': { type: 'string' },
+        listen: { type: 'string' },
       },
     });
   } catch (err) {
@@ -154,6 +160,18 @@ export function parseCommandLine(argv: string[]): Invocation {
             run: async (config) => (await import('./lattice-views.js')).list(values.lattice ?? config.defaultLattice, config),
           }
         : fail(`list takes no arguments\n${USAGE}`);
+    case 'hosts': {
+      // Long enough to hear every host once: a heartbeat period and a little.
+      const listen = values.listen ?? '35';
+      if (!/^\d+$/.test(listen) || Number(listen) < 1 || Number(listen) > 600)
+        return fail(`--listen must be a number of seconds from 1 to 600, got "${listen}"\n${USAGE}`);
+      return args.length === 0
+        ? {
+            command: 'run',
+            run: async (config) => (await import('./hosts.js')).hosts(values.lattice ?? config.defaultLattice, Number(listen), config),
+          }
+        : fail(`hosts takes no arguments\n${USAGE}`);
+    }
     default:
       return fail(`unknown command "${command}"\n${USAGE}`);
   }

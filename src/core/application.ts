@@ -3,6 +3,7 @@
 // the parent's spec, labels and annotations alone, so the shell keeps one per object.
 import type { HookRequest, Parent } from '../schema/hook.js';
 import { renderManifest } from './manifest.js';
+import { spreadRequirements, type SpreadRequirement } from './placement.js';
 import { refusal, type LatticeRefusal, type Tenancy } from './tenancy.js';
 import { validateParent, type Identity, type ResourceRef, type Settings } from './validate.js';
 
@@ -14,6 +15,8 @@ export interface ManifestSummary {
   contentHash: string;
   /** Size of the put body in bytes, to check against NATS's max_payload before sending. */
   bytes: number;
+  /** The spreads that name host requirements, to explain a failed placement; absent when none does (most). */
+  spreads?: SpreadRequirement[];
 }
 
 /**
@@ -56,7 +59,9 @@ export function applicationOf(parent: Parent, defaultLattice: string): { app: Ap
   const spec = validation.app;
   const { version, contentHash, body } = renderManifest(spec);
   const { ref, owner, deletionPolicy, lattice, pinnedVersion, suspend, revisionHistoryLimit, adopt } = spec;
-  const manifest = { version, contentHash, bytes: Buffer.byteLength(body) };
+  const spreads = spreadRequirements(spec.spec);
+  const manifest: ManifestSummary = { version, contentHash, bytes: Buffer.byteLength(body) };
+  if (spreads.length > 0) manifest.spreads = spreads;
   return { app: { ref, owner, deletionPolicy, lattice, valid: true, pinnedVersion, suspend, revisionHistoryLimit, adopt, manifest }, body };
 }
 

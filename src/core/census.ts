@@ -13,6 +13,8 @@ export interface ListedModel {
   version: string;
   /** The deployed version, null when none is. */
   deployed: string | null;
+  /** wadm's status of the application (`detailed_status`), when the list gave it. */
+  status?: { type: string; message?: string };
 }
 
 /** The remembered models (by name) that the list contradicts, sorted by name. */

@@ -26,6 +26,7 @@ import { adopts, newestOwned, ourStray, ownership, prunable, strayVersion, withO
 import { verdict, type Verdict } from './reasons.js';
 import * as say from './reasons.js';
 import { formerLattices, whileMoving } from './moves.js';
+import { explainPlacement, unplaceable } from './placement.js';
 import { fromWadm, healedBefore, healedDrift, justDeployed } from './status.js';
 
 export type { Step } from './answer.js';
@@ -92,7 +93,11 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
   // Still waiting for wadm to speak of the deploy (evidence.ts): keep saying what drift it healed.
   const since = awaitingReport(call, version, facts.status);
   if (since !== undefined) return { verdict: justDeployed(version, healedBefore(call.previousStatus, version), since) };
-  return { verdict: fromWadm(version, app.lattice, facts.status) };
+  const wadmSays = fromWadm(version, app.lattice, facts.status);
+  if (!unplaceable(wadmSays)) return { verdict: wadmSays };
+  // No host satisfies a spread: say what the hosts have (heard, never asked: no wadm request).
+  if (facts.hosts === undefined) return { action: { kind: 'read-hosts' } };
+  return { verdict: explainPlacement(wadmSays, app.lattice, app.manifest.spreads ?? [], facts.hosts, call.now) };
 }
 
 /**

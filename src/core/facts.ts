@@ -1,3 +1,5 @@
+import type { HostsView } from './lattice-hosts.js';
+
 // What one hook call knows of wadm, and the steps the core can ask the shell to take. The core
 // decides the next step from these facts; the shell performs it and folds the result back in with
 // `learn`. Facts are never mutated: each fold returns new facts.
@@ -99,6 +101,11 @@ export interface LatticeFacts {
    * else (ownership.ts says whose it is).
    */
   raced?: true;
+  /**
+   * The lattice's hosts as their heartbeats told them, read to explain a failed placement
+   * (placement.ts); null when the service does not listen to them (no WasmCloudLattice names it).
+   */
+  hosts?: HostsView | null;
   /** Writes wadm confirmed in this call. */
   writes: Write[];
   /** When wadm acknowledged this call's deploy, on the shell's clock. */
@@ -136,6 +143,8 @@ export type Read = Target &
      * key, so a list there shows that the key holds that lattice's index (collisions.ts).
      */
     | { kind: 'read-list'; of: string }
+    /** The lattice's hosts as their heartbeats told them: no wadm request, and no subscription of its own. */
+    | { kind: 'read-hosts' }
   );
 export type Write = Target &
   /** `name`: the manifest's metadata.name, which a squatting model's versions differ in (collisions.ts). */
@@ -163,6 +172,7 @@ export type ActionResult =
   | { kind: 'status'; status: StatusFacts }
   | { kind: 'key'; key: string; holds: KeyHolds }
   | { kind: 'listed'; any: boolean }
+  | { kind: 'hosts'; hosts: HostsView | null }
   /**
    * `at`: when wadm acknowledged it, on the shell's clock (deploys: the anchor of status.deployedAt).
    * `versions`: how many versions a put left in the model, as wadm counted them.
@@ -190,6 +200,8 @@ export function learn(facts: LatticeFacts, action: Action, result: ActionResult)
       return { ...facts, keys: { ...facts.keys, [result.key]: result.holds } };
     case 'listed':
       return { ...facts, keyListed: result.any };
+    case 'hosts':
+      return { ...facts, hosts: result.hosts };
     case 'stale':
       // A put that finds its version there met a model others wrote since we read it.
       return action.kind === 'put' ? { ...facts, model: undefined, raced: true } : { ...facts, model: undefined };

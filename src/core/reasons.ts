@@ -6,6 +6,9 @@ import { lastKnown } from './evidence.js';
 import type { LatticeRefusal } from './tenancy.js';
 import { ADOPT_ANNOTATION, OWNER_ANNOTATION } from './names.js';
 
+// The WasmCloudLattice's reasons: the other half of the catalogue, in a file of its own.
+export { LATTICE_REASONS, type LatticeReason } from './lattice-reasons.js';
+
 /** How soon to look again: settled needs no resync (the resync period still applies). */
 export type Pace = 'settled' | 'progressing' | 'unavailable' | 'stalled';
 
@@ -70,7 +73,7 @@ export const REASONS = {
     condition: 'Stalled',
     pace: 'stalled',
     fixedBy: 'platform',
-    doc: "a scaler failed (for example no host matches a spread's requirements); the message is wadm's",
+    doc: "a scaler failed (for example no host matches a spread's requirements); the message is wadm's, followed, when no host can be found for a spread and a `WasmCloudLattice` names the lattice, by the requirements no host meets and the labels the hosts have",
   },
   Unhealthy: {
     phases: ['Unhealthy'],

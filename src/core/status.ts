@@ -35,18 +35,8 @@ const MAX_MESSAGE = 1024;
 
 export function buildStatus(context: StatusContext, verdict: Verdict): StatusAnswer {
   const info = REASONS[verdict.reason];
-  const previous = previousConditions(context.previous);
   const message = truncate(verdict.message);
-  const condition = (type: ConditionType, status: ConditionStatus): Condition => ({
-    type,
-    status,
-    reason: verdict.reason,
-    message,
-    lastTransitionTime: keptTime(previous.get(type), status, context.now),
-    observedGeneration: context.generation,
-  });
-  const conditions = [condition('Ready', info.ready)];
-  if ('condition' in info) conditions.push(condition(info.condition, 'True'));
+  const conditions = kstatusConditions(context, { reason: verdict.reason, message, ...info });
 
   const status: ApplicationStatus = { observedGeneration: context.generation, lattice: context.lattice };
   const former = context.formerLattices ?? [];
@@ -92,6 +82,29 @@ function hash32(text: string): number {
   hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b);
   hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35);
   return (hash ^ (hash >>> 16)) >>> 0;
+}
+
+/**
+ * Ready, then the abnormal-true condition the reason sets (if any), all with the same reason and
+ * message; a condition keeps its lastTransitionTime from the previous status unless its status flips.
+ * For every resource the service writes (applications and lattices alike).
+ */
+export function kstatusConditions(
+  context: { previous: unknown; generation: number; now: number },
+  said: { reason: string; message: string; ready: ConditionStatus; condition?: 'Reconciling' | 'Stalled' },
+): Condition[] {
+  const previous = previousConditions(context.previous);
+  const condition = (type: ConditionType, status: ConditionStatus): Condition => ({
+    type,
+    status,
+    reason: said.reason,
+    message: said.message,
+    lastTransitionTime: keptTime(previous.get(type), status, context.now),
+    observedGeneration: context.generation,
+  });
+  const conditions = [condition('Ready', said.ready)];
+  if (said.condition !== undefined) conditions.push(condition(said.condition, 'True'));
+  return conditions;
 }
 
 /** Short and growing while something is expected to change; none once settled. */
@@ -146,7 +159,7 @@ export function fromWadm(version: string, lattice: string, facts: StatusFacts): 
   if (facts.predatesDeploy) return justDeployed(version);
   const fields = { version, deployedVersion: version, scalers: scalersOf(facts.status) };
   const said = facts.status.status.message ?? '';
-  switch (normalise(facts.status.status.type)) {
+  switch (normaliseStatus(facts.status.status.type)) {
     case 'Deployed':
       return verdict('Deployed', said || `Version ${version} is deployed`, fields);
     case 'Reconciling':
@@ -167,7 +180,7 @@ export function fromWadm(version: string, lattice: string, facts: StatusFacts): 
 }
 
 /** wadm's StatusType, capitalised; `compensating` and `ready` are old aliases wadm still accepts. */
-function normalise(type: string): ScalerState {
+export function normaliseStatus(type: string): ScalerState {
   if (type === 'compensating') return 'Reconciling';
   if (type === 'ready') return 'Deployed';
   return (type.charAt(0).toUpperCase() + type.slice(1)) as ScalerState;
@@ -176,7 +189,7 @@ function normalise(type: string): ScalerState {
 /** Sorted, because wadm's order is its own business and status must not churn. */
 function scalersOf(status: LatticeStatus): ScalerStatus[] {
   const scalers = (status.scalers ?? []).map((s): ScalerStatus => {
-    const entry: ScalerStatus = { kind: s.kind ?? '', name: s.name ?? '', status: normalise(s.status.type) };
+    const entry: ScalerStatus = { kind: s.kind ?? '', name: s.name ?? '', status: normaliseStatus(s.status.type) };
     if (s.status.message) entry.message = s.status.message;
     return entry;
   });
@@ -211,7 +224,8 @@ function isTime(text: string): boolean {
   return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(text) && !Number.isNaN(Date.parse(text));
 }
 
-function truncate(message: string): string {
+/** A message of at most 1,024 characters, cut with "…". */
+export function truncate(message: string): string {
   if (message.length <= MAX_MESSAGE) return message;
   // Never cut between the two halves of a surrogate pair (an emoji, say).
   const cut = /[\uD800-\uDBFF]/.test(message.charAt(MAX_MESSAGE - 2)) ? MAX_MESSAGE - 2 : MAX_MESSAGE - 1;

@@ -14,6 +14,8 @@ export interface Tenancy {
   names?(lattice: string): boolean;
   /** Changes (by identity) whenever the policy does, so that answers computed under another policy are not reused. */
   revision?(): unknown;
+  /** The namespaces that may use this lattice, as the rules name them (`*` globs), sorted; `*` alone when every one may. */
+  namespacesFor?(lattice: string): string[];
 }
 
 /** Why a namespace may not target a lattice: the rule that refused it, for the resource's message. */
@@ -53,8 +55,16 @@ export type LatticePolicy = Static<typeof LatticePolicySchema>;
 const checkPolicy = compile<LatticePolicy>(LatticePolicySchema);
 
 export function defaultOnly(defaultLattice: string): Tenancy {
-  return { defaultLattice, rule: 'default-only', allows: (_namespace, lattice) => lattice === defaultLattice };
+  return {
+    defaultLattice,
+    rule: 'default-only',
+    allows: (_namespace, lattice) => lattice === defaultLattice,
+    namespacesFor: (lattice) => (lattice === defaultLattice ? ['*'] : []),
+  };
 }
+
+/** A namespace name: what `{namespace}` can stand for (a lattice id with capitals or `_` is no namespace's). */
+const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export function parsePolicy(text: string): LatticePolicy {
   const policy: unknown = yaml.load(text);
@@ -69,6 +79,19 @@ export function fromPolicy(policy: LatticePolicy, defaultLattice: string): Tenan
     defaultLattice,
     rule: 'policy',
     names: (lattice) => literal.has(lattice),
+    namespacesFor(lattice) {
+      const found = new Set<string>();
+      for (const rule of policy.rules) {
+        if (rule.lattices.includes('*') || rule.lattices.includes(lattice)) for (const pattern of rule.namespaces) found.add(pattern);
+        else if (
+          rule.lattices.includes('{namespace}') &&
+          NAMESPACE_NAME.test(lattice) &&
+          rule.namespaces.some((p) => glob(p).test(lattice))
+        )
+          found.add(lattice);
+      }
+      return found.has('*') ? ['*'] : [...found].sort();
+    },
     allows(namespace, lattice) {
       return rules.some(
         (rule) =>

@@ -2,7 +2,7 @@
 // and every rejected hook call is counted and logged. Fastify's own codes (FST_ERR_*) are internal
 // details of the framework: callers and alerts see only the names below.
 import type { Logger } from 'pino';
-import type { HookName } from '../schema/hook.js';
+import type { HookLabel } from '../schema/hook.js';
 import type { Metrics } from '../plumbing/metrics.js';
 
 const ERROR_NAMES = {
@@ -58,7 +58,7 @@ const LOG_WINDOW_MS = 10_000;
  */
 export function rejectionRecorder(metrics: Metrics, logger: Logger, now: () => number) {
   const windows = new Map<number, { loggedAt: number; suppressed: number }>();
-  return (hook: HookName, status: number, error: string, remote: string | undefined): void => {
+  return (hook: HookLabel, status: number, error: string, remote: string | undefined): void => {
     metrics.countHookCall(hook, String(status));
     const window = windows.get(status);
     const at = now();

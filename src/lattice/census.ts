@@ -31,6 +31,8 @@ export interface CensusOptions {
   failedRetryMs: number;
   /** After every check: how many remembered models it forgot, or why the list could not be read. */
   onCheck?: (lattice: string, outcome: CheckOutcome, detail: { forgotten: number } | { error: WadmUnavailableError }) => void;
+  /** After every list read: the whole list, as of `at` (before it was sent). */
+  onListed?: (lattice: string, at: number, models: ListedModel[]) => void;
 }
 
 /** Lattices remembered as unlisted at most: past it they are forgotten (and listed again). */
@@ -38,19 +40,25 @@ const MAX_UNLISTED = 10_000;
 
 export class LatticeCensus {
   private readonly inFlight = new Map<string, Promise<void>>();
-  /** Lattices whose list failed, and until when it is not asked again. */
-  private readonly unlistedUntil = new Map<string, number>();
+  /** Lattices whose list failed, until when it is not asked again, and why it failed. */
+  private readonly unlistedUntil = new Map<string, { until: number; error: WadmUnavailableError; tooLarge: boolean }>();
 
   constructor(
     private readonly knowledge: Knowledge,
     private readonly options: CensusOptions,
   ) {}
 
+  /** Why the lattice's list is not asked now (it failed lately), or undefined: it may be asked. */
+  unlisted(lattice: string): { error: WadmUnavailableError; tooLarge: boolean } | undefined {
+    const failed = this.unlistedUntil.get(lattice);
+    return failed !== undefined && this.options.now() < failed.until ? { error: failed.error, tooLarge: failed.tooLarge } : undefined;
+  }
+
   /** Lists the lattice unless it is being listed (then waits for that, at most what this call has left) or is unlisted. */
   check(lattice: string): Promise<void> {
     const pending = this.inFlight.get(lattice);
     if (pending) return atMost(pending, timeLeft(this.options.wadmTimeoutMs));
-    const until = this.unlistedUntil.get(lattice);
+    const until = this.unlistedUntil.get(lattice)?.until;
     if (until !== undefined && this.options.now() < until) return Promise.resolve();
     this.unlistedUntil.delete(lattice);
     const check = this.list(lattice).finally(() => this.inFlight.delete(lattice));
@@ -71,10 +79,15 @@ export class LatticeCensus {
       // budget says nothing of the lattice.
       const tooLarge = err.reason === 'Timeout' && wholeWait;
       if (this.unlistedUntil.size >= MAX_UNLISTED) this.unlistedUntil.clear();
-      this.unlistedUntil.set(lattice, at + (tooLarge ? this.options.unlistedRetryMs : this.options.failedRetryMs));
+      this.unlistedUntil.set(lattice, {
+        until: at + (tooLarge ? this.options.unlistedRetryMs : this.options.failedRetryMs),
+        error: err,
+        tooLarge,
+      });
       this.options.onCheck?.(lattice, 'unlisted', { error: err });
       return;
     }
+    this.options.onListed?.(lattice, at, listed);
     const stale = contradicted(this.knowledge.remembered(lattice), listed);
     this.knowledge.checked(lattice, at, stale);
     this.options.onCheck?.(lattice, stale.length > 0 ? 'contradicted' : 'confirmed', { forgotten: stale.length });

@@ -11,6 +11,7 @@ import { WadmUnavailableError } from './errors.js';
 import type { LatticeCensus } from './census.js';
 import type { Knowledge } from './knowledge.js';
 import type { LatticeWatch } from './watch.js';
+import type { HostRegistry } from './hosts.js';
 import type { WadmClient, WriteOutcome } from './wadm-client.js';
 
 /** Lattices whose index key is known to hold an index: more are forgotten, not kept without bound. */
@@ -32,6 +33,8 @@ export class LatticeGateway {
     private readonly isConnected: () => boolean,
     /** A read-key NATS refused, answered from the lattice's own list instead: said once per lattice. */
     private readonly onKeyReadRefused: (lattice: string, message: string) => void = () => undefined,
+    /** The hosts heard per lattice (those a WasmCloudLattice listens to). */
+    private readonly hosts?: Pick<HostRegistry, 'peek'>,
   ) {}
 
   async perform(lattice: string, name: string, action: Action): Promise<ActionResult> {
@@ -62,6 +65,8 @@ export class LatticeGateway {
       }
       case 'read-key':
         return { kind: 'key', key: modelKey(action.key), holds: await this.keyHolds(action.key) };
+      case 'read-hosts':
+        return { kind: 'hosts', hosts: this.hosts?.peek(lattice) ?? null };
       case 'read-list':
         // Only whether it lists anything: the names of another lattice's applications stay here.
         return { kind: 'listed', any: (await this.client.list(action.of)).length > 0 };

@@ -25,6 +25,16 @@ export function eventSubject(lattice: string): string {
   return `wadm.evt.${lattice}.>`;
 }
 
+/** The events of a lattice's hosts the service listens to: what hosts exist, with which labels, running what. */
+export const HOST_EVENTS = ['host_heartbeat', 'host_started', 'host_stopped'] as const;
+export type HostEvent = (typeof HOST_EVENTS)[number];
+
+/** `wasmbus.evt.{lattice}.host_heartbeat` and the like: a host's own events, as wadm hears them. */
+export function hostEventSubject(lattice: string, event: HostEvent): string {
+  assertToken(lattice, 'lattice');
+  return `wasmbus.evt.${lattice}.${event}`;
+}
+
 /** What the service's NATS user needs to use a lattice (SECURITY.md): said when NATS refuses a subject. */
 export function grantFor(apiPrefix: string, lattice: string): string {
   return `publish on "${apiPrefix}.${lattice}.>" and subscribe on "${statusSubject(lattice)}" and "${eventSubject(lattice)}"`;

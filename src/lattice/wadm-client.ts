@@ -8,6 +8,7 @@ import { LatticeLimiters } from './limiter.js';
 import { timeLeft } from '../plumbing/deadline.js';
 import { apiSubject, grantFor, type ModelOperation } from './subjects.js';
 import type { KeyHolds } from '../core/facts.js';
+import type { ListedModel } from '../core/census.js';
 import {
   GetReplySchema,
   ListReplySchema,
@@ -109,13 +110,19 @@ export class WadmClient {
   }
 
   /**
-   * The lattice's models: name, newest version, deployed version (null when none is deployed).
-   * wadm answers in one message: past NATS's max_payload (a few thousand models) it cannot send it.
+   * The lattice's models: name, newest version, deployed version (null when none is deployed) and
+   * wadm's status of each. wadm answers in one message: past NATS's max_payload (a few thousand
+   * models) it cannot send it.
    */
-  async list(lattice: string): Promise<{ name: string; version: string; deployed: string | null }[]> {
+  async list(lattice: string): Promise<ListedModel[]> {
     const reply = await this.call(lattice, 'get', undefined, '', checkList);
     if (reply.result !== 'success') throw badReply('list', reply);
-    return (reply.models ?? []).map((m) => ({ name: m.name, version: m.version ?? '', deployed: m.deployed_version ?? null }));
+    return (reply.models ?? []).map((m) => {
+      const listed: ListedModel = { name: m.name, version: m.version ?? '', deployed: m.deployed_version ?? null };
+      const status = m.detailed_status?.status;
+      if (status) listed.status = status.message ? { type: status.type, message: status.message } : { type: status.type };
+      return listed;
+    });
   }
 
   async put(lattice: string, manifestJson: string): Promise<PutOutcome> {

@@ -73,6 +73,10 @@ export const ListReplySchema = Type.Object({
         name: Type.String(),
         version: Type.Optional(Type.String()),
         deployed_version: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+        // Read loosely: a status type this service does not know must not make the whole list unreadable.
+        detailed_status: Type.Optional(
+          Type.Object({ status: Type.Optional(Type.Object({ type: Type.String(), message: Type.Optional(Type.String()) })) }),
+        ),
       }),
     ),
   ),
@@ -82,4 +86,32 @@ export const StatusReplySchema = Type.Object({
   result: Type.String(),
   message: Type.Optional(Type.String()),
   status: Type.Optional(WadmStatusSchema),
+});
+
+/** A host's event as wadm decodes it (a CloudEvent whose `source` is the host id); only what we read. */
+export const HostEventSchema = Type.Object({
+  source: Type.String({ minLength: 1 }),
+  time: Type.Optional(Type.String()),
+  data: Type.Optional(Type.Unknown()),
+});
+export type HostEventEnvelope = Static<typeof HostEventSchema>;
+
+const RunningSchema = Type.Array(Type.Object({ annotations: Type.Optional(Type.Record(Type.String(), Type.String())) }));
+
+/** `host_heartbeat`'s data, the HostInventory (wadm requires these fields too). */
+export const HeartbeatSchema = Type.Object({
+  friendly_name: Type.String(),
+  labels: Type.Record(Type.String(), Type.String()),
+  version: Type.String(),
+  uptime_seconds: Type.Integer({ minimum: 0 }),
+  components: RunningSchema,
+  providers: RunningSchema,
+});
+
+/** `host_started`'s data. */
+export const HostStartedSchema = Type.Object({
+  friendly_name: Type.String(),
+  labels: Type.Record(Type.String(), Type.String()),
+  version: Type.Optional(Type.String()),
+  uptime_seconds: Type.Optional(Type.Integer({ minimum: 0 })),
 });

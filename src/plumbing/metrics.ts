@@ -214,6 +214,28 @@ export class Metrics {
     });
   }
 
+  /**
+   * Hosts heartbeating per lattice this replica listens to (those a WasmCloudLattice asked about),
+   * read when Prometheus scrapes; `alive` says which hosts still count.
+   */
+  observeHosts<H extends { heardAt: number }>(
+    heard: () => Map<string, H[]>,
+    now: () => number,
+    alive: (host: H, now: number) => boolean = () => true,
+  ): void {
+    new Gauge({
+      name: `${PREFIX}lattice_hosts`,
+      help: 'Hosts heartbeating in each lattice whose heartbeats this replica listens to (those a WasmCloudLattice asked about lately).',
+      labelNames: ['lattice'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const at = now();
+        for (const [lattice, hosts] of heard()) this.set({ lattice }, hosts.filter((host) => alive(host, at)).length);
+      },
+    });
+  }
+
   /** Cache sizes, and the lattices whose last wadm answer is remembered, read when Prometheus scrapes. */
   observeCaches(caches: Record<'knowledge' | 'answers', { size: number; evictions: number }>, latticesAnswered: () => number): void {
     new Gauge({

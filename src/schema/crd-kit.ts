@@ -10,6 +10,10 @@ type Node = Record<string, unknown>;
 export interface CrdDefinition {
   group: string;
   version: string;
+  /** Namespaced unless said otherwise. */
+  scope?: 'Namespaced' | 'Cluster';
+  /** Whether an object must have a spec (default true); false for a resource whose spec is all optional. */
+  specRequired?: boolean;
   kind: string;
   plural: string;
   shortNames?: string[];
@@ -27,7 +31,7 @@ export interface CrdDefinition {
   status: TSchema;
 }
 
-/** A namespaced, served and stored single-version CRD whose spec and status are structural copies of the schemas. */
+/** A served and stored single-version CRD (namespaced unless `scope` says otherwise) whose spec and status are structural copies of the schemas. */
 export function customResourceDefinition(def: CrdDefinition): Node {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -35,7 +39,7 @@ export function customResourceDefinition(def: CrdDefinition): Node {
     metadata: { name: `${def.plural}.${def.group}`, ...(def.labels !== undefined ? { labels: def.labels } : {}) },
     spec: {
       group: def.group,
-      scope: 'Namespaced',
+      scope: def.scope ?? 'Namespaced',
       names: {
         kind: def.kind,
         listKind: `${def.kind}List`,
@@ -55,7 +59,7 @@ export function customResourceDefinition(def: CrdDefinition): Node {
             openAPIV3Schema: {
               type: 'object',
               description: def.description,
-              required: ['spec'],
+              ...(def.specRequired === false ? {} : { required: ['spec'] }),
               ...(def.rules !== undefined ? celRules(...def.rules) : {}),
               properties: {
                 apiVersion: { type: 'string', description: 'APIVersion of this object.' },

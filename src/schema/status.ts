@@ -38,6 +38,13 @@ export const ConditionSchema = Type.Object(
 );
 export type Condition = Static<typeof ConditionSchema>;
 
+/** The conditions of every resource the service writes, one per type. */
+export const ConditionsSchema = Type.Array(ConditionSchema, {
+  description: 'Ready, Reconciling and Stalled conditions (kstatus).',
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-list-map-keys': ['type'],
+});
+
 export const ScalerStatusSchema = Type.Object(
   {
     kind: Type.String({ description: 'SpreadScaler, DaemonScaler or LinkScaler.' }),
@@ -74,13 +81,7 @@ export const ApplicationStatusSchema = Type.Object(
     phase: Type.Optional(StringEnum(PHASES, { description: 'One-word summary: ' + PHASES.join(', ') + '.' })),
     message: Type.Optional(Type.String({ description: "Summary message, the same as the Ready condition's." })),
     scalers: Type.Optional(Type.Array(ScalerStatusSchema, { description: 'Per-scaler status reported by wadm.' })),
-    conditions: Type.Optional(
-      Type.Array(ConditionSchema, {
-        description: 'Ready, Reconciling and Stalled conditions (kstatus).',
-        'x-kubernetes-list-type': 'map',
-        'x-kubernetes-list-map-keys': ['type'],
-      }),
-    ),
+    conditions: Type.Optional(ConditionsSchema),
   },
   { description: 'State of the application in wadm, written by the controller.' },
 );

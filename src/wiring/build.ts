@@ -10,6 +10,7 @@ import { watchedFiles } from './files.js';
 import { replicaReadiness } from './readiness.js';
 import { startNatsLink } from '../lattice/connection.js';
 import { createLatticeLayer, type LatticeOptions } from './lattice.js';
+import { createLatticeHook } from '../lattice/lattice-hook.js';
 import { natsSecurityOptions } from '../lattice/nats-auth.js';
 import { MemoryReclaimer, RECLAIM_CHECK_MS, runtimeReclaimDeps, type ReclaimDeps } from '../plumbing/memory-reclaim.js';
 import { Metrics } from '../plumbing/metrics.js';
@@ -88,8 +89,16 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
     onReused: (app) => metrics.confirmPhase(app.owner),
   });
   metrics.observeCaches({ knowledge: lattice.knowledge, answers: hooks.answers }, () => lattice.knowledge.latticesAnswered);
+  const latticeHook = createLatticeHook({
+    hosts: lattice.hosts,
+    listings: lattice.listings,
+    tenancy: files.tenancy,
+    now,
+    budgetMs: config.hookTimeoutMs - ANSWER_MARGIN_MS,
+  });
   const app = buildServer({
     hooks,
+    latticeHook,
     logger,
     metrics,
     readiness: readiness.state,
@@ -106,6 +115,8 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
   return {
     app,
     hooks,
+    latticeHook,
+    hosts: lattice.hosts,
     link,
     knowledge: lattice.knowledge,
     metrics,

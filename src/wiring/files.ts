@@ -53,6 +53,7 @@ function delegate(file: WatchedFile<Tenancy>, defaultLattice: string): Tenancy &
     allows: (namespace, lattice) => file.current().allows(namespace, lattice),
     names: (lattice) => file.current().names?.(lattice) ?? false,
     revision: () => file.current(),
+    namespacesFor: (lattice) => file.current().namespacesFor?.(lattice) ?? [],
     close: () => file.close(),
   };
 }

@@ -2,11 +2,14 @@
 // (Knowledge) and the per-lattice subscriptions that keep it current.
 import type { Logger } from 'pino';
 import { DEPLOY_GRACE_MS } from '../core/evidence.js';
+import { DEFAULT_HEARTBEAT_MS, expiresAt } from '../core/lattice-hosts.js';
 import type { Config } from '../plumbing/config.js';
 import type { Metrics } from '../plumbing/metrics.js';
 import type { NatsLink } from '../lattice/connection.js';
 import { LatticeCensus } from '../lattice/census.js';
 import { LatticeGateway } from '../lattice/gateway.js';
+import { HostRegistry } from '../lattice/hosts.js';
+import { LatticeListings } from '../lattice/listings.js';
 import { Knowledge } from '../lattice/knowledge.js';
 import { WadmClient } from '../lattice/wadm-client.js';
 import { LatticeWatch } from '../lattice/watch.js';
@@ -40,9 +43,20 @@ export const CHECK_PERIOD_MS = 60_000;
 /** A lattice whose list timed out (too large for one NATS message) is listed again after this long. */
 const UNLISTED_RETRY_MS = 10 * CHECK_PERIOD_MS;
 
+/** How often wasmCloud 1.x hosts heartbeat; a host's own heartbeats say otherwise once two are heard. */
+export const HOST_HEARTBEAT_MS = DEFAULT_HEARTBEAT_MS;
+
+/** Lattices whose hosts are heard at once (each has at most MAX_HOSTS_PER_LATTICE hosts kept). */
+const MAX_HOST_LATTICES = 256;
+const MAX_HOSTS_PER_LATTICE = 2000;
+
 export interface LatticeOptions {
   /** How long after a deploy an older status is not trusted without evidence (core/evidence.ts). */
   deployGraceMs?: number;
+  /** How often the hosts heartbeat until they show otherwise (HOST_HEARTBEAT_MS); tests run faster hosts. */
+  hostHeartbeatMs?: number;
+  /** How old a lattice's list may be before a WasmCloudLattice reads it again (CHECK_PERIOD_MS); tests shorten it. */
+  latticeListPeriodMs?: number;
 }
 
 export function createLatticeLayer(deps: {
@@ -111,7 +125,10 @@ export function createLatticeLayer(deps: {
   // A lattice whose list could not be read: said once per process, lattice and reason (a timeout
   // keeps it unlisted for UNLISTED_RETRY_MS; its models are then read one by one each period).
   const unlisted = new Set<string>();
+  // The census reads each lattice's whole list: the WasmCloudLattices' listings keep what they show of it.
+  const listed: { to?: LatticeListings } = {};
   const census = new LatticeCensus(knowledge, {
+    onListed: (lattice, at, models) => listed.to?.listed(lattice, at, models),
     list: (lattice) => client.list(lattice),
     now,
     wadmTimeoutMs: config.wadmTimeoutMs,
@@ -134,6 +151,32 @@ export function createLatticeLayer(deps: {
       );
     },
   });
-  const gateway = new LatticeGateway(client, knowledge, watch, census, link.isConnected, onKeyReadRefused);
-  return { gateway, knowledge, client, watch };
+  const hosts = new HostRegistry(link.current, logger.child({ component: 'lattice-hosts' }), {
+    now,
+    defaultPeriodMs: options.hostHeartbeatMs ?? HOST_HEARTBEAT_MS,
+    idleMs: watchIdleMs(config.modelCacheTtlSeconds * 1000),
+    retryFailedMs: WATCH_RETRY_MS,
+    maxHostsPerLattice: MAX_HOSTS_PER_LATTICE,
+    maxLattices: MAX_HOST_LATTICES,
+    onFailure: (_lattice, denied) => {
+      if (denied) metrics.natsPermissionDenied.inc({ operation: 'subscribe' });
+    },
+  });
+  link.onReconnect(() => hosts.resubscribe());
+  const heartbeatMs = options.hostHeartbeatMs ?? HOST_HEARTBEAT_MS;
+  metrics.observeHosts(
+    () => hosts.counts(),
+    now,
+    (host, at) => expiresAt(host, heartbeatMs) > at,
+  );
+  const listings = new LatticeListings(census, client, {
+    now,
+    periodMs: options.latticeListPeriodMs ?? CHECK_PERIOD_MS,
+    ownerTtlMs: config.modelCacheTtlSeconds * 1000,
+    maxLattices: MAX_HOST_LATTICES,
+    isConnected: link.isConnected,
+  });
+  listed.to = listings;
+  const gateway = new LatticeGateway(client, knowledge, watch, census, link.isConnected, onKeyReadRefused, hosts);
+  return { gateway, knowledge, client, watch, hosts, listings };
 }

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { REASONS, type Reason } from '../../src/core/reasons.js';
+import { LATTICE_REASONS, REASONS, type LatticeReason, type Reason } from '../../src/core/reasons.js';
 import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { exposedSeries } from '../support/metric-names.js';
@@ -119,6 +119,23 @@ describe('docs/resource.md', () => {
     const rows = (Object.keys(REASONS) as Reason[]).map((reason) => {
       const info: { phases: readonly string[]; ready: string; condition?: string; fixedBy: string; doc: string } = REASONS[reason];
       return `| \`${reason}\` | ${info.phases.join(', ')} | ${info.ready} | ${info.condition ?? '—'} | ${info.fixedBy} | ${info.doc} |`;
+    });
+    assert.deepEqual(table, rows);
+  });
+});
+
+describe('docs/lattice.md', () => {
+  it('has the status table of the lattice reasons, row for row', () => {
+    const page = read('docs/lattice.md');
+    const table = page
+      .slice(page.indexOf('| reason | Ready | sets | fixed by |'))
+      .split('\n\n')[0]!
+      .split('\n')
+      .slice(2)
+      .filter((row) => row !== '');
+    const rows = (Object.keys(LATTICE_REASONS) as LatticeReason[]).map((reason) => {
+      const info: { ready: string; condition?: string; fixedBy: string; doc: string } = LATTICE_REASONS[reason];
+      return `| \`${reason}\` | ${info.ready} | ${info.condition ?? '—'} | ${info.fixedBy} | ${info.doc} |`;
     });
     assert.deepEqual(table, rows);
   });

@@ -14,7 +14,9 @@ import { resyncJitter } from '../../src/core/status.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { condition, type FakeMetacontroller, type K8sObject } from '../support/metacontroller.js';
+import { condition, latticeMetacontrollerFor, type FakeMetacontroller, type K8sObject } from '../support/metacontroller.js';
+import { HOST_EVENTS } from '../../src/lattice/subjects.js';
+import type { WasmCloudLatticeStatus } from '../../src/schema/lattice.js';
 import { startLatticeStage, type LatticeStage } from '../support/lattice-stage.js';
 import type { NatsServer } from '../support/nats-server.js';
 import { wasmApp, type AppBuilder } from '../support/resources.js';
@@ -23,6 +25,8 @@ import { until } from '../support/wait.js';
 
 /** The lattices the service's NATS user is granted; every other one is refused. */
 const SERVED = ['allowed', 'team-a'];
+/** The lattice whose hosts' heartbeats it is granted too (SECURITY.md, for a WasmCloudLattice). */
+const DESCRIBED = 'team-a';
 const PASSWORD = 'svc-pw-4c8e2a6b0d';
 const KEY_READ_WARNING = `checking lattice "team-a"'s index key through its own list of applications`;
 
@@ -30,7 +34,9 @@ const KEY_READ_WARNING = `checking lattice "team-a"'s index key through its own 
 function natsConfig(): string {
   const quoted = (subjects: string[]) => subjects.map((s) => JSON.stringify(s)).join(', ');
   const publish = SERVED.map((l) => `wadm.api.${l}.>`);
-  const subscribe = [...SERVED.flatMap((l) => [`wadm.status.${l}.*`, `wadm.evt.${l}.>`]), '_INBOX.>'];
+  // The heartbeat subjects of the lattices a WasmCloudLattice describes: team-a's only.
+  const hosts = HOST_EVENTS.map((event) => `wasmbus.evt.${DESCRIBED}.${event}`);
+  const subscribe = [...SERVED.flatMap((l) => [`wadm.status.${l}.*`, `wadm.evt.${l}.>`]), ...hosts, '_INBOX.>'];
   return `authorization {
   users = [
     { user: admin, password: "admin-pw-9d1f3b5e7a" }
@@ -325,6 +331,52 @@ describe('the service with a NATS user limited to its lattices (SECURITY.md)', (
       assert.equal((await mc.deleteAndFinalize(ns, n)).removed, true);
       assert.equal(await wadmVersions(lattice, n), 'notfound', `${lattice}/${n} is gone from wadm`);
     }
+    await assertAlive();
+  });
+});
+
+describe('WasmCloudLattices with the NATS user of SECURITY.md', () => {
+  const lattices = () => latticeMetacontrollerFor(service.url);
+  const latticeStatus = (obj: K8sObject | undefined) => obj?.status as WasmCloudLatticeStatus | undefined;
+
+  it("hears the hosts of a lattice whose heartbeat subjects are granted, and lists its wadm's applications", async () => {
+    const lmc = lattices();
+    lmc.apply({ metadata: { name: DESCRIBED } });
+    const { object } = await lmc.waitFor(
+      '',
+      DESCRIBED,
+      (obj) => latticeStatus(obj)?.hostCount === 1 && latticeStatus(obj)?.wadmReachable === true,
+      {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+      },
+    );
+    // Heard within the first heartbeat period (30 s for a service run as in production): Ready with
+    // the one host an empty spec asks for, saying more may yet be heard.
+    assert.equal(ready(object)?.reason, 'LatticeReady');
+    assert.match(message(object), /^1 host heartbeating \(listening until .*: more may yet be heard\), \d+ applications?; wadm answers$/);
+    assert.equal(latticeStatus(object)?.applicationsFrom, 'Wadm');
+    await assertAlive();
+  });
+
+  it('says NatsNotPermitted for a lattice whose heartbeats are not granted, naming the subjects, and applications there keep working', async () => {
+    const deniedBefore = await subscribeDenied();
+    const lmc = lattices();
+    lmc.apply({ metadata: { name: 'allowed' } });
+    const { object } = await lmc.waitFor('', 'allowed', (obj) => ready(obj)?.reason === 'NatsNotPermitted', {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+    });
+    assert.equal(condition(object, 'Stalled')?.status, 'True');
+    assert.match(
+      message(object),
+      /^Cannot hear the hosts of lattice "allowed": NATS refused this service's user to subscribe to "wasmbus\.evt\.allowed\.host_(heartbeat|started|stopped)" \(permissions violation\); grant it subscribe on "wasmbus\.evt\.allowed\.host_heartbeat", "wasmbus\.evt\.allowed\.host_started", "wasmbus\.evt\.allowed\.host_stopped" \(see SECURITY\.md\)$/,
+    );
+    assert.ok((await subscribeDenied()) > deniedBefore, 'counted in nats_permission_denied_total{operation="subscribe"}');
+    const again = await lmc.reconcile('', 'allowed');
+    assert.deepEqual([again.httpStatus, again.resyncAfterSeconds, again.statusChanged], [200, 300, false], 'retried every 5 minutes');
+    const app = await deployed('tenant-c', 'hello-c', 'allowed');
+    assert.equal(ready(app)?.reason, 'Deployed', "the lattice's applications are none the worse for it");
     await assertAlive();
   });
 });

@@ -21,9 +21,18 @@ const USER_PAGES = [
   'README.md',
   'SECURITY.md',
   'examples/README.md',
-  ...['install', 'configuration', 'resource', 'troubleshooting', 'cli', 'hooks', 'operations', 'how-it-works', 'migrating-to-v2'].map(
-    (page) => `docs/${page}.md`,
-  ),
+  ...[
+    'install',
+    'configuration',
+    'resource',
+    'lattice',
+    'troubleshooting',
+    'cli',
+    'hooks',
+    'operations',
+    'how-it-works',
+    'migrating-to-v2',
+  ].map((page) => `docs/${page}.md`),
 ];
 /** The changelog's Unreleased section, which users read before they upgrade. */
 const unreleased = () => {

@@ -67,8 +67,9 @@ describe('charts/wasmcloud-metacontroller', () => {
     assert.equal(chart['appVersion'], VERSION);
   });
 
-  it('ships manifests/crd.yaml and the files of manifests/monitoring unchanged', () => {
+  it('ships manifests/crd.yaml, manifests/lattice-crd.yaml and the files of manifests/monitoring unchanged', () => {
     assert.equal(read('charts/wasmcloud-metacontroller/files/crd.yaml'), read('manifests/crd.yaml'));
+    assert.equal(read('charts/wasmcloud-metacontroller/files/lattice-crd.yaml'), read('manifests/lattice-crd.yaml'));
     assert.equal(read('charts/wasmcloud-metacontroller/files/prometheusrule.yaml'), read('manifests/monitoring/prometheusrule.yaml'));
     assert.equal(read('charts/wasmcloud-metacontroller/files/grafana-dashboard.json'), read('manifests/monitoring/grafana-dashboard.json'));
   });
@@ -233,13 +234,16 @@ describe('charts/wasmcloud-metacontroller', () => {
     );
   });
 
-  it('installs and upgrades the CRD as a template, kept by helm uninstall unless crds.keep=false, none with crds.enabled=false', () => {
+  it('installs and upgrades both CRDs as templates, kept by helm uninstall unless crds.keep=false, none with crds.enabled=false', () => {
     // Not in crds/: Helm installs that directory once and never upgrades it (test/kube/upgrade.test.ts).
-    const crd = (objects: Obj[]) => objects.filter((o) => o['kind'] === 'CustomResourceDefinition');
-    assert.deepEqual(crd(renderChart('--skip-crds')).length, 1);
-    assert.deepEqual(crd(renderChart())[0]!['metadata'].annotations, { 'helm.sh/resource-policy': 'keep' });
-    assert.equal(crd(renderChart('--set', 'crds.keep=false'))[0]!['metadata'].annotations, undefined);
-    assert.deepEqual(crd(renderChart('--set', 'crds.enabled=false')), []);
+    const crds = (objects: Obj[]) => objects.filter((o) => o['kind'] === 'CustomResourceDefinition');
+    assert.deepEqual(
+      crds(renderChart('--skip-crds')).map((crd) => crd['metadata'].name),
+      ['wasmcloudapplications.core.wasmcloud.com', 'wasmcloudlattices.core.wasmcloud.com'],
+    );
+    for (const crd of crds(renderChart())) assert.deepEqual(crd['metadata'].annotations, { 'helm.sh/resource-policy': 'keep' });
+    for (const crd of crds(renderChart('--set', 'crds.keep=false'))) assert.equal(crd['metadata'].annotations, undefined);
+    assert.deepEqual(crds(renderChart('--set', 'crds.enabled=false')), []);
   });
 
   it('rolls the pods when the configuration changes, as the hashed name does in manifests/', () => {

@@ -11,9 +11,11 @@ import { Ajv } from 'ajv';
 import yaml from 'js-yaml';
 import { loadConfig, VARIABLES } from '../../src/plumbing/config.js';
 import { buildCrd, GROUP, KIND, PLURAL, VERSION } from '../../src/schema/crd.js';
+import { buildLatticeCrd, LATTICE_KIND, LATTICE_PLURAL } from '../../src/schema/lattice-crd.js';
+import { LATTICE_REASONS, type LatticeReason } from '../../src/core/lattice-reasons.js';
 import type { Parent } from '../../src/schema/hook.js';
-import { HOOK_PATHS } from '../../src/server.js';
-import { buildStatus, fromWadm } from '../../src/core/status.js';
+import { HOOK_PATHS, LATTICE_HOOK_PATH } from '../../src/server.js';
+import { buildStatus, fromWadm, kstatusConditions } from '../../src/core/status.js';
 import { validateParent } from '../../src/core/validate.js';
 import { REASONS, suspended, unavailable, verdict, type Reason, type Verdict } from '../../src/core/reasons.js';
 
@@ -25,6 +27,7 @@ const DIRS = [
   'examples/monitoring',
   'examples/lattice',
   'examples/apps',
+  'examples/lattices',
   'examples/gitops/flux',
   'examples/gitops/argocd',
 ];
@@ -76,15 +79,19 @@ describe('kubectl kustomize', () => {
     }
   });
 
-  it('installs the CRD, the CompositeController, the service and roles for its users, with no RBAC for the service, which needs none', () => {
+  it('installs the CRDs, the CompositeControllers, the service and roles for its users, with no RBAC for the service, which needs none', () => {
     // The ConfigMap's name ends in a hash of its content, so that a change rolls the pods.
     const kinds = manifests().map((o) => `${o['kind']}/${o['metadata'].name}`.replace(/^(ConfigMap\/.*)-[a-z0-9]{10}$/, '$1-<hash>'));
     assert.deepEqual(kinds.sort(), [
       'ClusterRole/wasmcloud-metacontroller-edit',
+      'ClusterRole/wasmcloud-metacontroller-lattice-admin',
+      'ClusterRole/wasmcloud-metacontroller-lattice-view',
       'ClusterRole/wasmcloud-metacontroller-view',
       'CompositeController/wasmcloudapplication-controller',
+      'CompositeController/wasmcloudlattice-controller',
       'ConfigMap/wasmcloud-metacontroller-<hash>',
       `CustomResourceDefinition/${PLURAL}.${GROUP}`,
+      `CustomResourceDefinition/${LATTICE_PLURAL}.${GROUP}`,
       'Deployment/wasmcloud-metacontroller',
       'Namespace/wasmcloud-metacontroller',
       'NetworkPolicy/wasmcloud-metacontroller',
@@ -93,20 +100,25 @@ describe('kubectl kustomize', () => {
       'Service/wasmcloud-metacontroller-peers',
       'ServiceAccount/wasmcloud-metacontroller',
     ]);
-    // The CRD goes out as generated, with only the common part-of label added.
-    const crd = structuredClone(only(manifests(), 'CustomResourceDefinition'));
-    assert.equal(crd['metadata'].labels['app.kubernetes.io/part-of'], 'wasmcloud');
-    delete crd['metadata'].labels['app.kubernetes.io/part-of'];
-    assert.deepEqual(crd, buildCrd());
+    // The CRDs go out as generated, with only the common part-of label added.
+    for (const [name, generated] of [
+      [`${PLURAL}.${GROUP}`, buildCrd()],
+      [`${LATTICE_PLURAL}.${GROUP}`, buildLatticeCrd()],
+    ] as const) {
+      const crd = structuredClone(only(manifests(), 'CustomResourceDefinition', name));
+      assert.equal(crd['metadata'].labels['app.kubernetes.io/part-of'], 'wasmcloud');
+      delete crd['metadata'].labels['app.kubernetes.io/part-of'];
+      assert.deepEqual(crd, generated);
+    }
   });
 
-  it('puts the Namespace and the CRD first and the CompositeController after the CRD, so one apply works', () => {
+  it('puts the Namespace and the CRDs first and the CompositeControllers after the CRDs, so one apply works', () => {
     const order = manifests().map((o) => o['kind'] as string);
     assert.equal(order[0], 'Namespace');
     assert.equal(order[1], 'CustomResourceDefinition');
     assert.ok(order.indexOf('ServiceAccount') < order.indexOf('Deployment'));
     assert.ok(order.indexOf('ConfigMap') < order.indexOf('Deployment'));
-    assert.ok(order.indexOf('CustomResourceDefinition') < order.indexOf('CompositeController'));
+    assert.ok(order.lastIndexOf('CustomResourceDefinition') < order.indexOf('CompositeController'), 'both CRDs before either controller');
   });
 
   it('puts every namespaced object in wasmcloud-metacontroller and leaves the cluster-scoped ones without a namespace', () => {
@@ -144,6 +156,18 @@ describe('the roles for users (aggregated-roles.yaml)', () => {
       [`${PLURAL}/status`]: READ,
     });
     assert.deepEqual(rulesOf('wasmcloud-metacontroller-view'), { [PLURAL]: READ, [`${PLURAL}/status`]: READ });
+  });
+
+  it('add WasmCloudLattices (cluster-scoped) to view, to read, and give the platform a role of its own to declare them', () => {
+    const aggregated = (name: string) =>
+      Object.keys(role(name)['metadata'].labels).filter((l) => l.startsWith('rbac.authorization.k8s.io/aggregate-to-'));
+    assert.deepEqual(aggregated('wasmcloud-metacontroller-lattice-view'), ['rbac.authorization.k8s.io/aggregate-to-view']);
+    assert.deepEqual(rulesOf('wasmcloud-metacontroller-lattice-view'), { [LATTICE_PLURAL]: READ, [`${LATTICE_PLURAL}/status`]: READ });
+    assert.deepEqual(aggregated('wasmcloud-metacontroller-lattice-admin'), [], 'bound by a ClusterRoleBinding, never by aggregation');
+    assert.deepEqual(rulesOf('wasmcloud-metacontroller-lattice-admin'), {
+      [LATTICE_PLURAL]: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+      [`${LATTICE_PLURAL}/status`]: READ,
+    });
   });
 });
 
@@ -257,10 +281,16 @@ describe('the Deployment', () => {
 describe('the CompositeController and the Service', () => {
   it("calls the Service on port 80, whose target port http is the container's 8080, at the paths the server registers", () => {
     const service = only(manifests(), 'Service', 'wasmcloud-metacontroller');
-    const controller = only(manifests(), 'CompositeController');
+    const controller = only(manifests(), 'CompositeController', 'wasmcloudapplication-controller');
     assert.deepEqual(controller['spec'].parentResource, { apiVersion: `${GROUP}/${VERSION}`, resource: PLURAL });
-    for (const [hook, path] of Object.entries(HOOK_PATHS)) {
-      const webhook = controller['spec'].hooks[hook].webhook;
+    const lattices = only(manifests(), 'CompositeController', 'wasmcloudlattice-controller');
+    assert.deepEqual(lattices['spec'].parentResource, { apiVersion: `${GROUP}/${VERSION}`, resource: LATTICE_PLURAL });
+    assert.deepEqual(Object.keys(lattices['spec'].hooks), ['sync'], 'no finalize: nothing outside Kubernetes to clean up');
+    const hooks: [Obj, string][] = [
+      ...Object.entries(HOOK_PATHS).map(([hook, path]): [Obj, string] => [controller['spec'].hooks[hook].webhook, path]),
+      [lattices['spec'].hooks.sync.webhook, LATTICE_HOOK_PATH],
+    ];
+    for (const [webhook, path] of hooks) {
       assert.equal(webhook.path, path);
       assert.equal(webhook.timeout, `${HOOK_TIMEOUT_SECONDS}s`);
       assert.deepEqual(webhook.service, {
@@ -277,10 +307,12 @@ describe('the CompositeController and the Service', () => {
   });
 
   it("gives the service the same hook timeout as Metacontroller's, so that every call ends within it", () => {
-    const controller = only(manifests(), 'CompositeController');
+    const controller = only(manifests(), 'CompositeController', 'wasmcloudapplication-controller');
     const data = configMap()['data'] as Record<string, string>;
     for (const hook of Object.keys(HOOK_PATHS))
       assert.equal(controller['spec'].hooks[hook].webhook.timeout, data['HOOK_TIMEOUT'], `${hook} hook`);
+    const lattices = only(manifests(), 'CompositeController', 'wasmcloudlattice-controller');
+    assert.equal(lattices['spec'].hooks.sync.webhook.timeout, data['HOOK_TIMEOUT'], 'lattice sync hook');
   });
 
   it('lets each replica find every other, ready or not, through the headless Service that PEERS names', () => {
@@ -535,8 +567,21 @@ describe('the examples', () => {
     }
   });
 
+  it("Flux applies examples/lattices, waits on the lattices' conditions, and only then the applications", () => {
+    const ks = only(render('examples/gitops/flux'), 'Kustomization', 'wasmcloud-lattices');
+    assert.equal(ks['spec'].path, './examples/lattices');
+    assert.equal(ks['spec'].wait, true);
+    const [expr] = ks['spec'].healthCheckExprs as Obj[];
+    assert.deepEqual([expr!['apiVersion'], expr!['kind']], [`${GROUP}/${VERSION}`, LATTICE_KIND]);
+    assert.match(expr!['current'], /'Ready' && c\.status == 'True'/);
+    assert.match(expr!['failed'], /'Stalled' && c\.status == 'True'/);
+    assert.match(expr!['inProgress'], /'Reconciling' && c\.status == 'True'/);
+    const apps = only(render('examples/gitops/flux'), 'Kustomization', 'wasmcloud-apps');
+    assert.deepEqual(apps['spec'].dependsOn, [{ name: 'wasmcloud-lattices' }]);
+  });
+
   it("Flux applies examples/apps and waits on the applications' conditions", () => {
-    const ks = only(render('examples/gitops/flux'), 'Kustomization');
+    const ks = only(render('examples/gitops/flux'), 'Kustomization', 'wasmcloud-apps');
     const repo = only(render('examples/gitops/flux'), 'GitRepository');
     assert.equal(ks['spec'].path, './examples/apps');
     assert.equal(ks['spec'].wait, true);
@@ -570,8 +615,8 @@ describe('the examples', () => {
 });
 
 const HEALTH_KEY = `resource.customizations.health.${GROUP}_${KIND}`;
-function healthLua(): string {
-  return (yaml.load(read('examples/gitops/argocd/argocd-cm-patch.yaml')) as Obj)['data'][HEALTH_KEY];
+function healthLua(key = HEALTH_KEY): string {
+  return (yaml.load(read('examples/gitops/argocd/argocd-cm-patch.yaml')) as Obj)['data'][key];
 }
 
 /** Argo CD runs health checks with gopher-lua (Lua 5.1): prefer that version. */
@@ -589,8 +634,8 @@ function toLua(value: unknown): string {
 }
 
 /** The health Argo CD would show for an object, by running the shipped script on it. */
-function argoHealth(lua: string, obj: unknown): { status: string; message: string } {
-  const program = `obj = ${toLua(obj)}\nlocal hs = (function()\n${healthLua()}\nend)()\nio.write(hs.status, "\\t", hs.message or "")\n`;
+function argoHealth(lua: string, obj: unknown, key = HEALTH_KEY): { status: string; message: string } {
+  const program = `obj = ${toLua(obj)}\nlocal hs = (function()\n${healthLua(key)}\nend)()\nio.write(hs.status, "\\t", hs.message or "")\n`;
   const run = spawnSync(lua, ['-'], { input: program, encoding: 'utf8' });
   assert.equal(run.status, 0, run.stderr);
   const [status, message] = run.stdout.split('\t');
@@ -674,9 +719,43 @@ describe('the Argo CD health check', () => {
   }
 });
 
+describe('the Argo CD health check of a WasmCloudLattice', () => {
+  const lua = luaInterpreter();
+  const skip = lua ? false : 'no Lua interpreter';
+  const KEY = `resource.customizations.health.${GROUP}_${LATTICE_KIND}`;
+  const NOW = Date.parse('2026-03-01T12:00:00Z');
+  const lattice = (status: unknown, generation = 1) => ({
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: LATTICE_KIND,
+    metadata: { name: 'default', generation },
+    ...(status === undefined ? {} : { status }),
+  });
+  /** A status with this reason, as the core builds it (its message says the reason). */
+  const withReason = (reason: LatticeReason) => {
+    const message = `situation ${reason}`;
+    const conditions = kstatusConditions({ previous: undefined, generation: 1, now: NOW }, { reason, message, ...LATTICE_REASONS[reason] });
+    return { observedGeneration: 1, lattice: 'default', message, conditions };
+  };
+
+  it("is in the argocd-cm patch under the lattice CRD's group and kind", () => assert.ok(healthLua(KEY)));
+  it('maps "no status yet" and "an older generation" to Progressing', { skip }, () => {
+    assert.equal(argoHealth(lua!, lattice(undefined), KEY).status, 'Progressing');
+    assert.equal(argoHealth(lua!, lattice(withReason('LatticeReady'), 2), KEY).status, 'Progressing');
+  });
+  for (const reason of Object.keys(LATTICE_REASONS) as LatticeReason[]) {
+    const info: { ready: string; condition?: string } = LATTICE_REASONS[reason];
+    const health = info.ready === 'True' ? 'Healthy' : info.condition === 'Stalled' ? 'Degraded' : 'Progressing';
+    it(`maps reason ${reason} to ${health}`, { skip }, () => {
+      const result = argoHealth(lua!, lattice(withReason(reason)), KEY);
+      assert.equal(result.status, health);
+      assert.equal(result.message, `situation ${reason}`);
+    });
+  }
+});
+
 describe('the hardened install (examples/secure-install, manifests/components/secure-hooks)', () => {
   const objects = () => render('examples/secure-install');
-  const cc = () => only(objects(), 'CompositeController');
+  const cc = () => only(objects(), 'CompositeController', 'wasmcloudapplication-controller');
   const secureDeployment = () => only(objects(), 'Deployment', 'wasmcloud-metacontroller');
 
   it('has Metacontroller send the bearer token and verify the server with the CA of the hook certificate, over HTTPS', () => {
@@ -687,8 +766,12 @@ describe('the hardened install (examples/secure-install, manifests/components/se
       [['http', 443]],
       'one port, moved to 443',
     );
-    for (const [hook, path] of Object.entries(HOOK_PATHS)) {
-      const webhook = cc()['spec'].hooks[hook].webhook;
+    const lattices = only(objects(), 'CompositeController', 'wasmcloudlattice-controller')['spec'].hooks.sync.webhook;
+    const hooks: [Obj, string][] = [
+      ...Object.entries(HOOK_PATHS).map(([hook, path]): [Obj, string] => [cc()['spec'].hooks[hook].webhook, path]),
+      [lattices, LATTICE_HOOK_PATH],
+    ];
+    for (const [webhook, path] of hooks) {
       assert.equal(webhook.path, path);
       assert.deepEqual(
         { protocol: webhook.service.protocol, port: webhook.service.port },

@@ -129,6 +129,17 @@ export class SimulatedLattice {
     await this.pacer.flushed();
   }
 
+  /**
+   * A host that dies without a word (a crash, a lost node): no `host_stopped`, its heartbeats just
+   * stop. wadm keeps it until its reaper drops it (70–105 s); the service's lattice view, after 1.5 periods.
+   */
+  crashHost(id: string): void {
+    const host = this.live.get(id);
+    if (!host) throw new Error(`no running simulated host ${id}`);
+    this.live.delete(id);
+    for (const sub of host.subscriptions) sub.unsubscribe();
+  }
+
   /** Heartbeats from every host now, instead of waiting for the next tick. */
   async heartbeatNow(): Promise<void> {
     this.beat();

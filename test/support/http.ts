@@ -3,6 +3,7 @@
 // on a loopback port; closed when the test ends. The whole service (NATS included) is service.ts.
 import { createHooks, type HookDeps, type Hooks, type Lattice } from '../../src/sync.js';
 import { buildServer } from '../../src/server.js';
+import { createLatticeHook, type LatticeHookDeps } from '../../src/lattice/lattice-hook.js';
 import { defaultOnly } from '../../src/core/tenancy.js';
 import { createLogger } from '../../src/plumbing/logger.js';
 import { Metrics } from '../../src/plumbing/metrics.js';
@@ -34,7 +35,15 @@ export interface BuildOptions extends Omit<TestHooksOptions, 'now'> {
   logLevel?: string;
   /** Each log line goes here instead of into `lines` (a long run keeps nothing). */
   onLog?: (line: LogLine) => void;
+  /** What the WasmCloudLattice's hook knows of its lattices; default: no NATS (nothing heard, wadm unavailable). */
+  latticeViews?: Pick<LatticeHookDeps, 'hosts' | 'listings'>;
 }
+
+/** A lattice hook's knowledge without NATS. */
+const NO_NATS: Pick<LatticeHookDeps, 'hosts' | 'listings'> = {
+  hosts: { view: () => ({ watching: false, why: 'disconnected', message: 'not connected to NATS' }) },
+  listings: { view: async () => ({ kind: 'unavailable', reason: 'Disconnected', message: 'not connected to NATS' }) },
+};
 
 export function build(t: Cleanups, options: BuildOptions = {}) {
   const {
@@ -49,12 +58,19 @@ export function build(t: Cleanups, options: BuildOptions = {}) {
     requestTimeoutMs,
     logLevel = 'debug',
     onLog,
+    latticeViews = NO_NATS,
     ...hooks
   } = options;
   const { sink, lines } = jsonLogSink(onLog);
   const metrics = new Metrics();
   const app = buildServer({
     hooks: testHooks(lattice, { ...hooks, ...(now ? { now } : {}) }),
+    latticeHook: createLatticeHook({
+      ...latticeViews,
+      tenancy: hooks.tenancy ?? defaultOnly('default'),
+      now: now ?? (() => TEST_EPOCH),
+      budgetMs: 5000,
+    }),
     logger: createLogger(logLevel, sink),
     metrics,
     readiness:

@@ -38,8 +38,10 @@ export async function runInstalled(
   name: string,
   options: { overrides?: Record<string, string>; checkImage?: (image: string) => void } = {},
 ): Promise<RunningInstall> {
-  const [controller] = (await getJson(kube, 'compositecontrollers'))['items'] as Obj[];
-  assert.ok(controller, 'a CompositeController is installed');
+  const controller = ((await getJson(kube, 'compositecontrollers'))['items'] as Obj[]).find(
+    (cc) => cc['metadata'].name === 'wasmcloudapplication-controller',
+  );
+  assert.ok(controller, "the applications' CompositeController is installed");
   const hooks = controller['spec'].hooks as Record<'sync' | 'finalize', Obj>;
   const service = hooks.sync['webhook'].service as Obj;
   const installedService = await getJson(kube, 'service', '-n', service['namespace'], service['name']);

@@ -4,6 +4,7 @@ import type { Call } from '../../src/core/application.js';
 import type { Step } from '../../src/core/decide.js';
 import type { Action, ActionResult, LatticeFacts, LatticeStatus, StatusFacts } from '../../src/core/facts.js';
 import { runSteps, type Run } from '../../src/core/steps.js';
+import type { HostsView } from '../../src/core/lattice-hosts.js';
 
 interface StoredVersion {
   owner: string | null;
@@ -36,6 +37,8 @@ export class MemoryLattice {
   storeUnreadable = false;
   /** Names whose key holds another lattice's index: wadm cannot read it as a model, ever. */
   readonly keysHoldingIndex = new Set<string>();
+  /** The hosts heard in the lattice, as the shell's HostRegistry gives them; null: nobody listens. */
+  hosts: HostsView | null = null;
   /** Results to return instead of performing the next actions of a kind, oldest first. */
   readonly scripted: { kind: Action['kind']; result: ActionResult }[] = [];
 
@@ -97,6 +100,8 @@ export class MemoryLattice {
         return { kind: 'key', key: `${action.key.lattice}-${action.key.name}`, holds: 'nothing' };
       case 'read-list':
         return { kind: 'listed', any: (this.elsewhere.get(action.of)?.models.size ?? 0) > 0 };
+      case 'read-hosts':
+        return { kind: 'hosts', hosts: this.hosts };
       case 'read-status':
         return { kind: 'status', status: this.statuses.get(name) ?? { status: { status: { type: 'undeployed' } }, predatesDeploy: false } };
       case 'put': {

@@ -23,6 +23,7 @@ import { until } from './wait.js';
 export { ApiError, type K8sObject };
 
 const MANIFEST = new URL('../../manifests/compositecontroller.yaml', import.meta.url);
+const LATTICE_MANIFEST = new URL('../../manifests/lattice-controller.yaml', import.meta.url);
 
 export interface MetacontrollerOptions<Api extends ParentStore> {
   syncUrl: string;
@@ -35,6 +36,8 @@ export interface MetacontrollerOptions<Api extends ParentStore> {
   api?: Api;
   /** Clock of Retry-After dates. */
   now?: () => number;
+  /** The CompositeController run: manifests/compositecontroller.yaml by default. */
+  manifest?: URL;
 }
 
 /** The answer as Metacontroller decodes it into CompositeHookResponse. */
@@ -75,6 +78,30 @@ export interface DelayOptions {
 /** The parents of our CompositeController. */
 export const WASMCLOUD_APPLICATIONS: ParentResource = { apiVersion: 'core.wasmcloud.com/v1beta1', kind: 'WasmCloudApplication' };
 
+/** The parents of the second CompositeController (manifests/lattice-controller.yaml): cluster-scoped. */
+export const WASMCLOUD_LATTICES: ParentResource = {
+  apiVersion: 'core.wasmcloud.com/v1beta1',
+  kind: 'WasmCloudLattice',
+  plural: 'wasmcloudlattices',
+  namespaced: false,
+};
+
+/**
+ * The emulator running manifests/lattice-controller.yaml against the hook service at `url` (its
+ * /lattice/sync), for WasmCloudLattice parents: their namespace is `''` in every call.
+ */
+export function latticeMetacontrollerFor<Api extends ParentStore = FakeApiServer>(
+  url: string,
+  options: Omit<MetacontrollerOptions<Api>, 'syncUrl' | 'finalizeUrl' | 'resource' | 'manifest'> = {},
+): FakeMetacontroller<Api> {
+  return new FakeMetacontroller<Api>({
+    syncUrl: `${url}/lattice/sync`,
+    resource: WASMCLOUD_LATTICES,
+    manifest: LATTICE_MANIFEST,
+    ...options,
+  });
+}
+
 /** The emulator driving the hook service at `url` (its /sync and /finalize), for WasmCloudApplication parents. */
 export function metacontrollerFor<Api extends ParentStore = FakeApiServer>(
   url: string,
@@ -106,14 +133,14 @@ export class FakeMetacontroller<Api extends ParentStore = FakeApiServer> {
 
   constructor(private readonly options: MetacontrollerOptions<Api>) {
     this.api = options.api ?? (new FakeApiServer(options.resource) as ParentStore as Api);
-    this.controller = yaml.load(readFileSync(MANIFEST, 'utf8')) as Record<string, any>;
+    this.controller = yaml.load(readFileSync(options.manifest ?? MANIFEST, 'utf8')) as Record<string, any>;
     const { sync, finalize } = this.controller['spec'].hooks;
     const webhook = (url: string, hook: { webhook: Record<string, unknown> }, etag = {}) => ({
       webhook: { url, timeout: hook.webhook['timeout'], ...etag },
     });
     this.controller['spec'].hooks = {
       sync: webhook(options.syncUrl, sync, options.etag ? { etag: sync.webhook.etag } : {}),
-      ...(options.finalizeUrl === undefined ? {} : { finalize: webhook(options.finalizeUrl, finalize) }),
+      ...(options.finalizeUrl === undefined || finalize === undefined ? {} : { finalize: webhook(options.finalizeUrl, finalize) }),
     };
     this.finalizerName = `metacontroller.io/compositecontroller-${this.controller['metadata'].name}`;
     this.timeoutMs = seconds(sync.webhook.timeout) * 1000;

@@ -10,6 +10,10 @@ export async function metricFamilies(defaultMetrics = true): Promise<{ name: str
   // The gauges that exist once the service has its caches and lattice watch.
   metrics.observeCaches({ knowledge: { size: 0, evictions: 0 }, answers: { size: 0, evictions: 0 } }, () => 0);
   metrics.observeWatch(() => 0);
+  metrics.observeHosts(
+    () => new Map([['default', []]]),
+    () => 0,
+  );
   const families = await metrics.registry.getMetricsAsJSON();
   return families.map((f) => ({ name: f.name, histogram: String(f.type) === 'histogram' }));
 }

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import yaml from 'js-yaml';
 import { GROUP, PLURAL, VERSION } from '../../src/schema/crd.js';
-import { HOOK_PATHS } from '../../src/server.js';
+import { HOOK_PATHS, LATTICE_HOOK_PATH } from '../../src/server.js';
+import { LATTICE_PLURAL } from '../../src/schema/lattice-crd.js';
 
 interface Webhook {
   service: { name: string; port: number };
@@ -41,5 +42,24 @@ describe('the CompositeController', () => {
 
   it('resyncs so that changes made outside Kubernetes are noticed', () => {
     assert.ok(controller.spec.resyncPeriodSeconds > 0 && controller.spec.resyncPeriodSeconds <= 300);
+  });
+});
+
+describe("the WasmCloudLattices' CompositeController", () => {
+  const lattices = yaml.load(
+    readFileSync(resolve(import.meta.dirname, '../../manifests/lattice-controller.yaml'), 'utf8'),
+  ) as typeof controller;
+
+  it('watches the lattice CRD and calls the path the server registers for it, on the same Service, within 10 s', () => {
+    assert.deepEqual(lattices.spec.parentResource, { apiVersion: `${GROUP}/${VERSION}`, resource: LATTICE_PLURAL });
+    assert.deepEqual(Object.keys(lattices.spec.hooks), ['sync']);
+    const webhook = lattices.spec.hooks['sync']!.webhook;
+    assert.equal(webhook.path, LATTICE_HOOK_PATH);
+    assert.deepEqual(webhook.service, controller.spec.hooks['sync']!.webhook.service);
+    assert.equal(webhook.timeout, '10s');
+  });
+
+  it('resyncs at least every heartbeat period, so that a quiet lattice still shows new hosts and applications', () => {
+    assert.ok(lattices.spec.resyncPeriodSeconds > 0 && lattices.spec.resyncPeriodSeconds <= 30);
   });
 });

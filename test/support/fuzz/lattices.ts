@@ -16,6 +16,7 @@ export const OPERATIONS: Record<Action['kind'], ModelOperation[]> = {
   'read-status': ['status'],
   'read-key': ['versions'],
   'read-list': ['get'],
+  'read-hosts': [],
   put: ['put'],
   deploy: ['deploy'],
   undeploy: ['undeploy'],

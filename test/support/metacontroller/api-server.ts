@@ -43,6 +43,8 @@ export interface ParentResource {
   kind: string;
   /** Lowercase plural; defaults to `kind.toLowerCase() + 's'`. */
   plural?: string;
+  /** false for a cluster-scoped resource: its objects have no namespace (the emulator's calls take `''`). */
+  namespaced?: boolean;
 }
 
 export class ApiError extends Error {
@@ -95,7 +97,7 @@ export class FakeApiServer implements ParentStore {
   constructor(private readonly resource: ParentResource) {}
 
   apply(input: ApplyInput): K8sObject {
-    const namespace = input.metadata.namespace ?? 'default';
+    const namespace = this.resource.namespaced === false ? '' : (input.metadata.namespace ?? 'default');
     const existing = this.objects.get(`${namespace}/${input.metadata.name}`);
     const { apiVersion, kind } = this.resource;
     const next: K8sObject = existing
@@ -103,7 +105,13 @@ export class FakeApiServer implements ParentStore {
       : {
           apiVersion,
           kind,
-          metadata: { name: input.metadata.name, namespace, uid: randomUUID(), generation: 1, creationTimestamp: rfc3339() },
+          metadata: {
+            name: input.metadata.name,
+            ...(namespace === '' ? {} : { namespace }),
+            uid: randomUUID(),
+            generation: 1,
+            creationTimestamp: rfc3339(),
+          },
         };
     for (const [key, value] of Object.entries(input)) if (!NOT_BODY.has(key)) next[key] = structuredClone(value);
     for (const key of USER_METADATA)
@@ -158,7 +166,7 @@ export class FakeApiServer implements ParentStore {
   /** Stores `next` unless nothing changed; a deleting object whose last finalizer went is removed. */
   private commit(existing: K8sObject | undefined, next: K8sObject): WriteResult {
     if (existing && isDeepStrictEqual(existing, next)) return { object: structuredClone(existing), changed: false, removed: false };
-    const key = `${next.metadata.namespace}/${next.metadata.name}`;
+    const key = `${next.metadata.namespace ?? ''}/${next.metadata.name}`;
     const added = (next.metadata.finalizers ?? []).filter((f) => !(existing?.metadata.finalizers ?? []).includes(f));
     if (existing?.metadata.deletionTimestamp !== undefined && added.length > 0) {
       throw new ApiError(

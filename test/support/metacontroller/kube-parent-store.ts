@@ -11,7 +11,7 @@ export class KubeParentStore implements ParentStore {
 
   constructor(
     private readonly client: KubeClient,
-    private readonly resource: Required<ParentResource>,
+    private readonly resource: ParentResource & { plural: string },
   ) {}
 
   get(namespace: string, name: string): K8sObject | undefined {
@@ -28,10 +28,12 @@ export class KubeParentStore implements ParentStore {
 
   /** Server-side apply of the body and user metadata by `fieldManager`, as `kubectl apply --server-side --force-conflicts`. */
   async apply(input: ApplyInput, fieldManager = 'kubectl'): Promise<K8sObject> {
-    const { name, namespace = 'default', labels, annotations, finalizers } = input.metadata;
+    const { name, labels, annotations, finalizers } = input.metadata;
+    const namespace = this.resource.namespaced === false ? '' : (input.metadata.namespace ?? 'default');
     const { apiVersion, kind } = this.resource;
     const { status: _ignored, ...rest } = input;
-    const body = { ...rest, apiVersion, kind, metadata: { name, namespace, labels, annotations, finalizers } };
+    const scoped = namespace === '' ? {} : { namespace };
+    const body = { ...rest, apiVersion, kind, metadata: { name, ...scoped, labels, annotations, finalizers } };
     const query = `?fieldManager=${encodeURIComponent(fieldManager)}&force=true`;
     return this.remember(
       this.check(await this.client.request('PATCH', this.path(namespace, name) + query, body, 'application/apply-patch+yaml')),
@@ -85,12 +87,14 @@ export class KubeParentStore implements ParentStore {
   }
 
   private remember(obj: K8sObject): K8sObject {
-    this.cache.set(`${obj.metadata.namespace}/${obj.metadata.name}`, obj);
+    this.cache.set(`${obj.metadata.namespace ?? ''}/${obj.metadata.name}`, obj);
     return structuredClone(obj);
   }
 
+  /** `''` is the namespace of a cluster-scoped resource's objects. */
   private path(namespace: string, name: string): string {
-    return `/apis/${this.resource.apiVersion}/namespaces/${encodeURIComponent(namespace)}/${this.resource.plural}/${encodeURIComponent(name)}`;
+    const scope = namespace === '' ? '' : `/namespaces/${encodeURIComponent(namespace)}`;
+    return `/apis/${this.resource.apiVersion}${scope}/${this.resource.plural}/${encodeURIComponent(name)}`;
   }
 
   private check<T extends K8sObject>(res: KubeResponse<T>): T {
