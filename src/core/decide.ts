@@ -27,6 +27,7 @@ import { verdict, type Verdict } from './reasons.js';
 import * as say from './reasons.js';
 import { formerLattices, whileMoving } from './moves.js';
 import { fromWadm, healedBefore, healedDrift, justDeployed } from './status.js';
+import { fromSummary } from './summary.js';
 
 export type { Step } from './answer.js';
 export { respond } from './answer.js';
@@ -53,8 +54,14 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
     return { verdict: say.manifestTooLarge(app.manifest, call.maxPayloadBytes) };
   }
   if (facts.unavailable) return whyUnavailable(call, app, facts);
-  // After a put that raced another (facts.ts): what wadm holds now, never what we remember.
-  if (facts.model === undefined) return { action: facts.raced ? { kind: 'read-model', fresh: true } : { kind: 'read-model' } };
+  if (facts.model === undefined) {
+    // A settled application after a restart: the lattice's list may answer it (summary.ts).
+    const summarised = fromSummary(call, app, facts);
+    if (summarised === 'answer') return reported(call, version, facts);
+    if (summarised) return summarised;
+    // After a put that raced another (facts.ts): what wadm holds now, never what we remember.
+    return { action: facts.raced ? { kind: 'read-model', fresh: true } : { kind: 'read-model' } };
+  }
   const model = facts.model;
   const squatted = model === null ? undefined : squatter(modelNameOf(app), model);
   if (squatted) return { verdict: nameCollision(app, squatted, version, ourStray(app, model!)) };
@@ -88,11 +95,16 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
     (w): w is Extract<Write, { kind: 'deploy' }> => w.kind === 'deploy' && w.lattice === undefined && w.version === version,
   );
   if (deploy) return { verdict: justDeployed(version, deploy.replacing && healedDrift(deploy.replacing), facts.deployedAt ?? call.now) };
+  return reported(call, version, facts);
+}
+
+/** The version is deployed as wanted: what wadm reports of it decides, once read. */
+function reported(call: Call, version: string, facts: LatticeFacts): Decision {
   if (facts.status === undefined) return { action: { kind: 'read-status' } };
   // Still waiting for wadm to speak of the deploy (evidence.ts): keep saying what drift it healed.
   const since = awaitingReport(call, version, facts.status);
   if (since !== undefined) return { verdict: justDeployed(version, healedBefore(call.previousStatus, version), since) };
-  return { verdict: fromWadm(version, app.lattice, facts.status) };
+  return { verdict: fromWadm(version, call.app.lattice, facts.status) };
 }
 
 /**

@@ -46,6 +46,12 @@ export class LatticeCensus {
     private readonly options: CensusOptions,
   ) {}
 
+  /** Whether a list of the lattice is in flight, or failed and is not asked again yet: a call reads its own model instead. */
+  unlisted(lattice: string): boolean {
+    const until = this.unlistedUntil.get(lattice);
+    return until !== undefined && this.options.now() < until;
+  }
+
   /** Lists the lattice unless it is being listed (then waits for that, at most what this call has left) or is unlisted. */
   check(lattice: string): Promise<void> {
     const pending = this.inFlight.get(lattice);
@@ -62,10 +68,12 @@ export class LatticeCensus {
     // Before the request: what is confirmed is confirmed as of when wadm may have read it.
     const at = this.options.now();
     const wholeWait = timeLeft(this.options.wadmTimeoutMs) >= this.options.wadmTimeoutMs;
+    const seq = this.knowledge.listStarted(lattice);
     let listed: ListedModel[];
     try {
       listed = await this.options.list(lattice);
     } catch (err) {
+      this.knowledge.listings.failed(lattice);
       if (!(err instanceof WadmUnavailableError)) throw err;
       // Only a timeout after the whole wait says "too large": one cut short by the call's own
       // budget says nothing of the lattice.
@@ -77,6 +85,8 @@ export class LatticeCensus {
     }
     const stale = contradicted(this.knowledge.remembered(lattice), listed);
     this.knowledge.checked(lattice, at, stale);
+    // Kept for a period: what a fresh replica answers settled applications from (core/summary.ts).
+    this.knowledge.listed(lattice, listed, at, seq);
     this.options.onCheck?.(lattice, stale.length > 0 ? 'contradicted' : 'confirmed', { forgotten: stale.length });
   }
 }

@@ -15,8 +15,10 @@ import {
   ReplySchema,
   StatusReplySchema,
   VersionsReplySchema,
+  WadmStatusSchema,
   type WadmStatus,
 } from './wire.js';
+import type { ListedModel } from '../core/census.js';
 import type { Static } from '@sinclair/typebox';
 
 export interface WadmClientOptions {
@@ -48,6 +50,7 @@ const checkVersions = compile<Static<typeof VersionsReplySchema>>(VersionsReplyS
 const checkGet = compile<Static<typeof GetReplySchema>>(GetReplySchema);
 const checkList = compile<Static<typeof ListReplySchema>>(ListReplySchema);
 const checkStatus = compile<Static<typeof StatusReplySchema>>(StatusReplySchema);
+const checkWadmStatus = compile<WadmStatus>(WadmStatusSchema);
 
 const STORAGE_ERROR = 'Internal storage error';
 const STORAGE_RETRIES = [50, 150, 400];
@@ -109,13 +112,18 @@ export class WadmClient {
   }
 
   /**
-   * The lattice's models: name, newest version, deployed version (null when none is deployed).
-   * wadm answers in one message: past NATS's max_payload (a few thousand models) it cannot send it.
+   * The lattice's models: name, newest version, deployed version (null when none is deployed) and
+   * status (absent when wadm has none). wadm answers in one message: past NATS's max_payload (a
+   * few thousand models) it cannot send it.
    */
-  async list(lattice: string): Promise<{ name: string; version: string; deployed: string | null }[]> {
+  async list(lattice: string): Promise<ListedModel[]> {
     const reply = await this.call(lattice, 'get', undefined, '', checkList);
     if (reply.result !== 'success') throw badReply('list', reply);
-    return (reply.models ?? []).map((m) => ({ name: m.name, version: m.version ?? '', deployed: m.deployed_version ?? null }));
+    return (reply.models ?? []).map((m) => {
+      const model = { name: m.name, version: m.version ?? '', deployed: m.deployed_version ?? null };
+      const status = listedStatus(m.detailed_status);
+      return status === undefined ? model : { ...model, status };
+    });
   }
 
   async put(lattice: string, manifestJson: string): Promise<PutOutcome> {
@@ -254,6 +262,18 @@ function atMost<T>(pending: Promise<T>, ms: number, subject: string): Promise<T>
     timer = setTimeout(() => reject(new WadmUnavailableError('Timeout', `${subject}: no reply within ${Math.round(ms)} ms`)), ms);
   });
   return Promise.race([pending, expired]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * wadm's list gives a model without any status this placeholder (handlers.rs list_models), where
+ * `model.status` gives `undeployed`: it says nothing, so the status is read as before.
+ */
+const NO_STATUS_YET = 'Waiting for status: Lattice contains no hosts, deployment not started.';
+
+function listedStatus(status: unknown): WadmStatus | undefined {
+  if (!checkWadmStatus(status)) return undefined;
+  const placeholder = status.status.type === 'waiting' && status.status.message === NO_STATUS_YET && !status.scalers?.length;
+  return placeholder ? undefined : status;
 }
 
 function contentTypeHeader(value: string) {

@@ -73,6 +73,8 @@ export const ListReplySchema = Type.Object({
         name: Type.String(),
         version: Type.Optional(Type.String()),
         deployed_version: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+        /** Checked model by model (WadmStatusSchema): one status we cannot read must not cost the whole list. */
+        detailed_status: Type.Optional(Type.Unknown()),
       }),
     ),
   ),
