@@ -168,7 +168,9 @@ export class Knowledge {
     if (entry.forgotAt > taken.seq) return null;
     const { facts, status } = taken.listed;
     const summary = { facts, readAt: taken.at };
-    this.entries.set(k, entryOf(entry, status ? { summary, status: { status, seq: ++this.seq, heardAt: undefined } } : { summary }));
+    // A status this replica kept is as recent (it hears every change since), and may be evidence the list's is not (evidence.ts).
+    const fresh = status && !entry.status ? { status: { status, seq: ++this.seq, heardAt: undefined } } : {};
+    this.entries.set(k, entryOf(entry, { summary, ...fresh }));
     return facts;
   }
 

@@ -136,6 +136,17 @@ describe("Knowledge keeps a lattice's list for the applications it has not read 
     assert.ok(knowledge.stamp('default', 'a'), 'an answer from it may be reused');
   });
 
+  it("keeps a status this replica heard on wadm's stream: the list's says less (no evidence of when it was published)", () => {
+    const { knowledge, list } = stage();
+    knowledge.manage('default', 'a');
+    knowledge.deployed('default', 'a');
+    knowledge.rememberStatus('default', 'a', { status: { type: 'deployed' } }, true);
+    list([{ name: 'a', version: 'v1', deployed: 'v1', status: { status: { type: 'reconciling' } } }])();
+    assert.deepEqual(knowledge.takeSummary('default', 'a'), { version: 'v1', deployed: 'v1' });
+    assert.equal(knowledge.status('default', 'a')?.followsOwnDeploy, true);
+    assert.deepEqual(knowledge.status('default', 'a')?.status, { status: { type: 'deployed' } });
+  });
+
   it('drops the line of an application an event touched, also while the list was on its way', () => {
     for (const event of [
       (k: Knowledge) => k.rememberStatus('default', 'a', { status: { type: 'failed' } }, true),
