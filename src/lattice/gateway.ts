@@ -6,6 +6,7 @@
 // census.ts).
 import { modelKey, type ModelName } from '../core/collisions.js';
 import type { Action, ActionResult, KeyHolds, ModelFacts, ModelSummary, VersionFacts } from '../core/facts.js';
+import { namedByContent } from '../core/manifest.js';
 import { CONTENT_HASH_ANNOTATION, OWNER_ANNOTATION } from '../core/names.js';
 import { WadmUnavailableError } from './errors.js';
 import type { LatticeCensus } from './census.js';
@@ -179,20 +180,34 @@ export class LatticeGateway {
     const versions = await this.client.versions(lattice, name);
     const newest = versions?.[versions.length - 1];
     if (!versions || !newest) return this.absent(lattice, name);
-    const metadata = await this.client.metadata(lattice, name);
+    const newestFacts = await this.newest(lattice, name, newest.version);
     // Deleted between the two requests: there is no model.
-    if (metadata === null) return this.absent(lattice, name);
+    if (newestFacts === null) return this.absent(lattice, name);
     // The oldest version, when a call of ours read it, is as it was (knowledge.ts origin).
     const origin = this.knowledge.origin(lattice, name);
     const remembered = origin !== undefined && origin.version === versions[0]!.version && origin.version !== newest.version;
     const model: ModelFacts = {
       versions: versions.map((v) => v.version),
       deployedVersion: versions.find((v) => v.deployed)?.version ?? null,
-      known: { [newest.version]: versionFacts(newest.version, metadata), ...(remembered && { [origin.version]: origin }) },
-      storedName: metadata.name,
+      known: { [newest.version]: newestFacts, ...(remembered && { [origin.version]: origin }) },
+      storedName: newestFacts.name ?? name,
     };
     const sizes = this.knowledge.sizes(lattice, name);
     return sizes ? { ...model, sizes } : model;
+  }
+
+  /**
+   * The newest version's facts: read (the model's `get`), unless a call of ours already learnt them
+   * and the version is named by the hash of its content (ours, unpinned), so holds what it held
+   * then. An edit's fresh read is then its versions alone: one request fewer in a row before its
+   * put. A version we put carries the name we put it under.
+   */
+  private async newest(lattice: string, name: string, version: string): Promise<VersionFacts | null> {
+    const learnt = this.knowledge.versionFacts(lattice, name, version);
+    if (learnt !== undefined && namedByContent(version, learnt.contentHash))
+      return learnt.name === undefined ? { ...learnt, name } : learnt;
+    const metadata = await this.client.metadata(lattice, name);
+    return metadata && versionFacts(version, metadata);
   }
 
   /** wadm has no such model: nothing it said of one before speaks of the next (knowledge.ts). */

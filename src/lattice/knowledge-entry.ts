@@ -1,6 +1,7 @@
 // What Knowledge keeps of one application: one object, replaced (never mutated) on every change,
 // so that its identity says "nothing changed" (knowledge.ts stamp()).
 import type { LatticeStatus, ModelFacts, ModelSummary, VersionFacts } from '../core/facts.js';
+import { namedByContent } from '../core/manifest.js';
 
 /**
  * Always every field, built by entryOf(): an object made by spreading another and adding a
@@ -30,6 +31,12 @@ export interface Entry {
    * reading it again. Void once a read finds no model (absent()): whoever puts first next owns it.
    */
   origin: VersionFacts | undefined;
+  /**
+   * The facts of the newest version a call of ours put or read, when its name is the hash of its
+   * content (core/manifest.ts namedByContent): while it exists it holds that content, so an edit's
+   * fresh read needs only the model's versions. Void with the origin.
+   */
+  newest: VersionFacts | undefined;
 }
 
 export const NOTHING: Entry = {
@@ -41,6 +48,7 @@ export const NOTHING: Entry = {
   forgotAt: 0,
   sizes: undefined,
   origin: undefined,
+  newest: undefined,
 };
 
 export function entryOf(previous: Entry, change: Partial<Entry>): Entry {
@@ -53,5 +61,19 @@ export function entryOf(previous: Entry, change: Partial<Entry>): Entry {
     forgotAt: change.forgotAt ?? previous.forgotAt,
     sizes: 'sizes' in change ? change.sizes : previous.sizes,
     origin: 'origin' in change ? change.origin : previous.origin,
+    newest: 'newest' in change ? change.newest : previous.newest,
   };
+}
+
+/** The newest version's facts, when its name says its content (namedByContent). */
+export function newestOf(model: ModelFacts): VersionFacts | undefined {
+  const newest = model.versions.at(-1);
+  const facts = newest !== undefined && Object.hasOwn(model.known, newest) ? model.known[newest] : undefined;
+  return facts && namedByContent(facts.version, facts.contentHash) ? facts : undefined;
+}
+
+/** The oldest version's facts, when the call read them. */
+export function originOf(model: ModelFacts): VersionFacts | undefined {
+  const oldest = model.versions[0];
+  return oldest !== undefined && Object.hasOwn(model.known, oldest) ? model.known[oldest] : undefined;
 }

@@ -37,7 +37,7 @@ import type { LatticeStatus, ModelFacts, ModelSummary, StatusFacts, VersionFacts
 import { olderSizes } from '../core/budget.js';
 import { Lru } from '../plumbing/lru.js';
 import { lean } from './lean-status.js';
-import { entryOf, NOTHING, type Entry } from './knowledge-entry.js';
+import { entryOf, newestOf, NOTHING, originOf, type Entry } from './knowledge-entry.js';
 import { Listings } from './listings.js';
 import { Liveness } from './liveness.js';
 
@@ -207,7 +207,14 @@ export class Knowledge {
     if (entry && (entry.status || entry.deploy || entry.announced || entry.origin || entry.summary))
       this.entries.set(
         k,
-        entryOf(entry, { status: undefined, deploy: undefined, announced: undefined, origin: undefined, summary: undefined }),
+        entryOf(entry, {
+          status: undefined,
+          deploy: undefined,
+          announced: undefined,
+          origin: undefined,
+          newest: undefined,
+          summary: undefined,
+        }),
       );
   }
 
@@ -242,7 +249,7 @@ export class Knowledge {
     if (!model) {
       const change =
         model === null
-          ? { model: undefined, summary: undefined, sizes: undefined, origin: undefined }
+          ? { model: undefined, summary: undefined, sizes: undefined, origin: undefined, newest: undefined }
           : { model: undefined, summary: undefined };
       if (entry && (entry.model || entry.summary || (model === null && (entry.sizes || entry.origin))))
         this.entries.set(k, entryOf(entry, change));
@@ -253,9 +260,10 @@ export class Knowledge {
     const kept = stale ? undefined : { facts, readAt: this.options.now() };
     const sizes = olderSizes(model);
     const origin = originOf(model) ?? entry?.origin;
+    const newest = newestOf(model) ?? entry?.newest;
     if (!kept && !entry?.model && sizes === undefined && entry?.sizes === undefined && origin === undefined) return;
     // The model read supersedes any summary of it.
-    this.entries.set(k, entryOf(entry ?? NOTHING, { model: kept, sizes, origin, summary: undefined }));
+    this.entries.set(k, entryOf(entry ?? NOTHING, { model: kept, sizes, origin, newest, summary: undefined }));
   }
 
   /** A call read sizes before wadm stopped answering: the model is forgotten, its versions' sizes kept. */
@@ -267,6 +275,15 @@ export class Knowledge {
       k,
       entryOf(entry, { model: undefined, sizes: olderSizes(model) ?? entry.sizes, origin: originOf(model) ?? entry.origin }),
     );
+  }
+
+  /** What a call of ours last learnt of this version of the model (read or put), however long ago. */
+  versionFacts(lattice: string, name: string, version: string): VersionFacts | undefined {
+    const entry = this.entries.get(key(lattice, name));
+    const known = entry?.model?.facts.known;
+    if (known && Object.hasOwn(known, version)) return known[version];
+    if (entry?.newest?.version === version) return entry.newest;
+    return entry?.origin?.version === version ? entry.origin : undefined;
   }
 
   /** The facts of the oldest version of a model of ours, as a call of ours read them. */
@@ -374,10 +391,4 @@ export class Knowledge {
 
 function key(lattice: string, name: string): string {
   return `${lattice}/${name}`;
-}
-
-/** The oldest version's facts, when the call read them. */
-function originOf(model: ModelFacts): VersionFacts | undefined {
-  const oldest = model.versions[0];
-  return oldest !== undefined && Object.hasOwn(model.known, oldest) ? model.known[oldest] : undefined;
 }
