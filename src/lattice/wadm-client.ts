@@ -58,6 +58,8 @@ const STORAGE_RETRIES = [50, 150, 400];
 export class WadmClient {
   private readonly limiters: LatticeLimiters;
   private readonly inFlightReads = new Map<string, Promise<unknown>>();
+  /** How long wadm has lately taken to answer each operation (a moving average), once it answered one. */
+  private readonly typicalMs = new Map<ModelOperation, number>();
 
   constructor(private readonly options: WadmClientOptions) {
     this.limiters = new LatticeLimiters(options.maxInFlightPerLattice ?? 32);
@@ -233,11 +235,21 @@ export class WadmClient {
     const nc = this.options.connection();
     if (!nc) throw new WadmUnavailableError('Disconnected', 'not connected to NATS');
     const timeout = this.wait(subject);
+    // A request that cannot be answered in the time left is not sent: it would still cost wadm its
+    // work, and hold a lattice slot another call could use.
+    const typical = this.typicalMs.get(op);
+    if (typical !== undefined && timeout < this.options.timeoutMs && timeout < typical)
+      throw new WadmUnavailableError(
+        'Timeout',
+        `${subject}: not sent, wadm lately takes ${Math.round(typical)} ms to answer it and this hook call has ${timeout} ms left`,
+      );
     const started = performance.now();
     let outcome = 'ok';
     try {
       const opts = { timeout, ...(contentType ? { headers: contentTypeHeader(contentType) } : {}) };
       const msg = await nc.request(subject, body, opts);
+      const took = performance.now() - started;
+      this.typicalMs.set(op, typical === undefined ? took : typical + (took - typical) * 0.25);
       return JSON.parse(msg.string()) as unknown;
     } catch (err) {
       outcome = outcomeOf(err);

@@ -7,6 +7,7 @@ import { connect, type NatsConnection } from 'nats';
 import { Limiter } from '../../src/lattice/limiter.js';
 import { WadmClient } from '../../src/lattice/wadm-client.js';
 import { WadmUnavailableError } from '../../src/lattice/errors.js';
+import { deadlineIn, withinDeadline } from '../../src/plumbing/deadline.js';
 import { FakeMetacontroller, condition } from '../support/metacontroller.js';
 import type { NatsServer } from '../support/nats-server.js';
 import { wasmApp } from '../support/resources.js';
@@ -185,5 +186,19 @@ describe('a cold start', () => {
     await slow;
     // The slot came back and the waiter that gave up left no trace: a new request runs at once.
     assert.equal(await limiter.run(async () => 'ran', 1, 'next'), 'ran');
+  });
+
+  it('sends no request that wadm has lately taken longer to answer than the hook call has left', async () => {
+    const client = new WadmClient({ connection: () => nc, apiPrefix: 'wadm.api', timeoutMs: 3000 });
+    wadm.slow(400);
+    assert.equal(await client.versions('default', 'unknown'), null, 'answered in about 400 ms: learnt');
+    const sent = wadm.count();
+    await assert.rejects(
+      withinDeadline(deadlineIn(200), () => client.versions('default', 'unknown')),
+      (err) => err instanceof WadmUnavailableError && err.reason === 'Timeout' && /not sent/.test(err.message),
+    );
+    assert.equal(wadm.count(), sent, 'nothing reached wadm');
+    // With the time it needs, it is sent.
+    assert.equal(await withinDeadline(deadlineIn(2000), () => client.versions('default', 'unknown')), null);
   });
 });
