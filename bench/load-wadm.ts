@@ -15,6 +15,12 @@ interface App {
 const SETTLE_MS = 5;
 const DEPLOYED = { status: { type: 'deployed' }, version: '', components: [] };
 const UNDEPLOYED = { status: { type: 'undeployed' }, version: '', components: [] };
+/** What wadm's list gives a model without any status (handlers.rs list_models). */
+const NO_STATUS_YET = {
+  status: { type: 'waiting', message: 'Waiting for status: Lattice contains no hosts, deployment not started.' },
+  version: '',
+  components: [],
+};
 
 export class LoadWadm {
   private readonly apps = new Map<string, App>();
@@ -53,7 +59,7 @@ export class LoadWadm {
     if (op === 'put') return this.put(lattice, msg.json());
     const models = [...this.apps]
       .filter(([key]) => key.startsWith(`${lattice}\u0000`))
-      .map(([key, app]) => summary(key.split('\u0000')[1]!, app));
+      .map(([key, app]) => summary(key.split('\u0000')[1]!, app, this.hosts));
     return { result: 'success', message: 'Successfully fetched list of applications', models };
   }
 
@@ -109,12 +115,10 @@ export class LoadWadm {
   }
 }
 
-/**
- * Only the fields the service reads: wadm's full summaries (status, scalers) of 10,000 applications
- * would not fit in NATS max_payload, and neither would wadm's own reply.
- */
-function summary(name: string, app: App): object {
-  return { name, version: [...app.manifests.keys()].at(-1)!, deployed_version: app.deployed };
+/** Only the fields the service reads: the name, newest and deployed version, and the status (without scalers). */
+function summary(name: string, app: App, hosts: boolean): object {
+  const detailed_status = hosts && app.deployed ? DEPLOYED : NO_STATUS_YET;
+  return { name, version: [...app.manifests.keys()].at(-1)!, deployed_version: app.deployed, detailed_status };
 }
 
 export async function startLoadWadm(options: { servers: string; hosts?: boolean }): Promise<LoadWadm> {

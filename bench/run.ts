@@ -1,6 +1,7 @@
 // `npm run bench` (`-- --quick` for a local check under 2 minutes): the settled /sync against the
 // bare-Fastify ceiling (small and large bodies), latency at a steady 1,000 syncs/s, new
-// applications against the real wadm, and memory with 10,000 settled applications. Ceiling and
+// applications against the real wadm, memory with 10,000 settled applications, and settled
+// applications answered by a fresh process (BENCH_ONLY=restart runs that part alone). Ceiling and
 // ours are interleaved in every round; each ratio is reported as the median and range over the
 // rounds. Writes every round to bench/results/latest.json (a quick or partial run to a file of its own).
 import { execFileSync } from 'node:child_process';
@@ -33,6 +34,7 @@ import {
   type Server,
 } from './processes.js';
 import { profileSettled } from './profile.js';
+import { restart } from './restart.js';
 import { memoryProbe, mib, residentBytes, watchCpus, type CpusDuring, type ProbeReading } from './probe.js';
 import { formatSpread, interleave, load, ratios, round2, spread, type Load, type Round } from './rounds.js';
 
@@ -47,6 +49,8 @@ const ROUNDS = setting('BENCH_ROUNDS', 7, 5);
 const COLD_APPS = setting('BENCH_COLD_APPS', 300, 50);
 const COLD_ROUNDS = setting('BENCH_COLD_ROUNDS', 3, 1);
 const CACHED_APPS = setting('BENCH_CACHED_APPS', 10_000, 2_000);
+/** BENCH_RESTART_APPS=1000,10000: settled applications answered by a fresh process (bench/restart.ts). */
+const RESTART_APPS = (process.env['BENCH_RESTART_APPS'] ?? (QUICK ? '1000' : '1000,10000')).split(',').map(Number);
 /** How long the service rests after the resync pass before the memory is read again (no calls, as between Metacontroller's 60 s resyncs). */
 const REST_SECONDS = setting('BENCH_REST_SECONDS', 30, 5);
 /** BENCH_ONLY=settled,memory: run only these parts (while working on one of them); `profile` runs only when named. */
@@ -71,6 +75,7 @@ async function main() {
   if (runs('settled')) results['settled'] = await settled(pin);
   if (runs('cold')) results['cold'] = await cold(pin);
   if (runs('memory')) results['memory'] = await memory();
+  if (runs('restart')) results['restart'] = await restart(pin, RESTART_APPS, anyLattice);
   // Only when asked for by name: BENCH_ONLY=profile.
   if (process.env['BENCH_ONLY']?.split(',').includes('profile')) results['profile'] = await profileSettled(pin);
   results['loadAverageAtEnd'] = loadavg().map(round2);

@@ -4,7 +4,7 @@
 // list is the one read, per lattice, that shows it. A remembered model the list does not name, or
 // names with another newest or deployed version, must be read again before anything is answered
 // from it.
-import type { ModelFacts } from './facts.js';
+import type { LatticeStatus, ModelFacts } from './facts.js';
 
 /** One model as wadm's list summarises it. */
 export interface ListedModel {
@@ -13,8 +13,8 @@ export interface ListedModel {
   version: string;
   /** The deployed version, null when none is. */
   deployed: string | null;
-  /** wadm's status of the application (`detailed_status`), when the list gave it. */
-  status?: { type: string; message?: string };
+  /** wadm's status of it; absent when wadm has none (or none we could read). */
+  status?: LatticeStatus;
 }
 
 /** The remembered models (by name) that the list contradicts, sorted by name. */

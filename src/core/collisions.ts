@@ -74,7 +74,8 @@ export type UnreadableKey = { action: Action } | { holds: 'index' } | { unknown:
  */
 export function unreadableKey(model: ModelName, facts: LatticeFacts): UnreadableKey | undefined {
   const cause = facts.unavailable;
-  if (cause?.reason !== 'StorageError' || cause.during !== 'read-model') return undefined;
+  // A summary is read from our key too where the lattice cannot be listed (its versions).
+  if (cause?.reason !== 'StorageError' || (cause.during !== 'read-model' && cause.during !== 'read-summary')) return undefined;
   const key = modelKey(model);
   const listed = facts.keyListed;
   if (listed === undefined) return { action: { kind: 'read-list', of: shadowedLattice(model) } };

@@ -28,6 +28,7 @@ import * as say from './reasons.js';
 import { formerLattices, whileMoving } from './moves.js';
 import { explainPlacement, unplaceable } from './placement.js';
 import { fromWadm, healedBefore, healedDrift, justDeployed } from './status.js';
+import { fromSummary } from './summary.js';
 
 export type { Step } from './answer.js';
 export { respond } from './answer.js';
@@ -54,8 +55,14 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
     return { verdict: say.manifestTooLarge(app.manifest, call.maxPayloadBytes) };
   }
   if (facts.unavailable) return whyUnavailable(call, app, facts);
-  // After a put that raced another (facts.ts): what wadm holds now, never what we remember.
-  if (facts.model === undefined) return { action: facts.raced ? { kind: 'read-model', fresh: true } : { kind: 'read-model' } };
+  if (facts.model === undefined) {
+    // A settled application after a restart: the lattice's list may answer it (summary.ts).
+    const summarised = fromSummary(call, app, facts);
+    if (summarised === 'answer') return reported(call, app, facts);
+    if (summarised) return summarised;
+    // After a put that raced another (facts.ts): what wadm holds now, never what we remember.
+    return { action: facts.raced ? { kind: 'read-model', fresh: true } : { kind: 'read-model' } };
+  }
   const model = facts.model;
   const squatted = model === null ? undefined : squatter(modelNameOf(app), model);
   if (squatted) return { verdict: nameCollision(app, squatted, version, ourStray(app, model!)) };
@@ -89,6 +96,12 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
     (w): w is Extract<Write, { kind: 'deploy' }> => w.kind === 'deploy' && w.lattice === undefined && w.version === version,
   );
   if (deploy) return { verdict: justDeployed(version, deploy.replacing && healedDrift(deploy.replacing), facts.deployedAt ?? call.now) };
+  return reported(call, app, facts);
+}
+
+/** The version is deployed as wanted: what wadm reports of it decides, once read. */
+function reported(call: Call, app: ValidApplication, facts: LatticeFacts): Decision {
+  const { version } = app.manifest;
   if (facts.status === undefined) return { action: { kind: 'read-status' } };
   // Still waiting for wadm to speak of the deploy (evidence.ts): keep saying what drift it healed.
   const since = awaitingReport(call, version, facts.status);

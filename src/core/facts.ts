@@ -70,9 +70,24 @@ export interface StatusFacts {
   heardAt?: number;
 }
 
+/**
+ * What wadm says of a model in a summary: the lattice's list of applications (one read shared by
+ * every application of the lattice), or, where the lattice cannot be listed, the model's versions.
+ */
+export interface ModelSummary {
+  /** The newest version. */
+  version: string;
+  /** The deployed version, null when none is. */
+  deployed: string | null;
+}
+
 export interface LatticeFacts {
   /** undefined: not read yet; null: wadm has no such model. */
   model?: ModelFacts | null;
+  /**
+   * undefined: not asked; null: no summary to go by (the model is read instead: summary.ts).
+   */
+  summary?: ModelSummary | null;
   status?: StatusFacts;
   /** wadm refused a write: the message it gave. */
   rejected?: { step: Write['kind']; message: string };
@@ -136,6 +151,8 @@ export type Read = Target &
     | { kind: 'read-model'; fresh?: true }
     | { kind: 'read-version'; version: string }
     | { kind: 'read-status' }
+    /** The model's summary and, when the lattice's list gave it, its status (summary.ts). */
+    | { kind: 'read-summary' }
     /** What the key of (lattice, name) holds, read through that pair: one small reply whatever the lattices hold. */
     | { kind: 'read-key'; key: { lattice: string; name: string } }
     /**
@@ -170,6 +187,7 @@ export type ActionResult =
   | { kind: 'model'; model: ModelFacts | null }
   | { kind: 'version'; version: string; facts: VersionFacts | null }
   | { kind: 'status'; status: StatusFacts }
+  | { kind: 'summary'; summary: ModelSummary | null }
   | { kind: 'key'; key: string; holds: KeyHolds }
   | { kind: 'listed'; any: boolean }
   | { kind: 'hosts'; hosts: HostsView | null }
@@ -196,6 +214,8 @@ export function learn(facts: LatticeFacts, action: Action, result: ActionResult)
       return { ...facts, model: withVersion(facts.model, result.version, result.facts) };
     case 'status':
       return { ...facts, status: result.status };
+    case 'summary':
+      return { ...facts, summary: result.summary };
     case 'key':
       return { ...facts, keys: { ...facts.keys, [result.key]: result.holds } };
     case 'listed':

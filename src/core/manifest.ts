@@ -28,6 +28,14 @@ function hashVersion(contentHash: string): string {
   return `sha-${contentHash.slice(0, 16)}`;
 }
 
+/**
+ * A version named by the hash of its own content (ours, unpinned): while it exists it holds that
+ * content, whoever reads it, so what one read of it said stays true (gateway.ts).
+ */
+export function namedByContent(version: string, contentHash: string | null): boolean {
+  return contentHash !== null && version === hashVersion(contentHash);
+}
+
 export function renderManifest(app: ValidSpec): RenderedManifest {
   const annotations: Record<string, string> = { ...app.annotations, [OWNER_ANNOTATION]: app.owner };
   if (app.spec.description !== undefined) annotations[DESCRIPTION_ANNOTATION] = app.spec.description;

@@ -70,10 +70,12 @@ export class LatticeCensus {
     // Before the request: what is confirmed is confirmed as of when wadm may have read it.
     const at = this.options.now();
     const wholeWait = timeLeft(this.options.wadmTimeoutMs) >= this.options.wadmTimeoutMs;
+    const seq = this.knowledge.listStarted(lattice);
     let listed: ListedModel[];
     try {
       listed = await this.options.list(lattice);
     } catch (err) {
+      this.knowledge.listings.failed(lattice);
       if (!(err instanceof WadmUnavailableError)) throw err;
       // Only a timeout after the whole wait says "too large": one cut short by the call's own
       // budget says nothing of the lattice.
@@ -90,6 +92,8 @@ export class LatticeCensus {
     this.options.onListed?.(lattice, at, listed);
     const stale = contradicted(this.knowledge.remembered(lattice), listed);
     this.knowledge.checked(lattice, at, stale);
+    // Kept for a period: what a fresh replica answers settled applications from (core/summary.ts).
+    this.knowledge.listed(lattice, listed, at, seq);
     this.options.onCheck?.(lattice, stale.length > 0 ? 'contradicted' : 'confirmed', { forgotten: stale.length });
   }
 }

@@ -5,7 +5,8 @@
 // model was read or its lattice listed within the check period (else one shared list asks first:
 // census.ts).
 import { modelKey, type ModelName } from '../core/collisions.js';
-import type { Action, ActionResult, KeyHolds, ModelFacts, VersionFacts } from '../core/facts.js';
+import type { Action, ActionResult, KeyHolds, ModelFacts, ModelSummary, VersionFacts } from '../core/facts.js';
+import { namedByContent } from '../core/manifest.js';
 import { CONTENT_HASH_ANNOTATION, OWNER_ANNOTATION } from '../core/names.js';
 import { WadmUnavailableError } from './errors.js';
 import type { LatticeCensus } from './census.js';
@@ -59,6 +60,12 @@ export class LatticeGateway {
           this.knowledge.manage(lattice, name);
         }
         return { kind: 'model', model: await this.readModel(lattice, name, action.fresh === true) };
+      case 'read-summary': {
+        const first = !this.knowledge.knows(lattice, name);
+        this.watch.watch(lattice);
+        this.knowledge.manage(lattice, name);
+        return { kind: 'summary', summary: await this.summary(lattice, name, first) };
+      }
       case 'read-version': {
         const read = await this.client.metadata(lattice, name, action.version);
         return { kind: 'version', version: action.version, facts: read && versionFacts(action.version, read) };
@@ -146,24 +153,66 @@ export class LatticeGateway {
     return remembered;
   }
 
+  /**
+   * A summary of the model for a settled application (core/summary.ts): remembered, or its line of
+   * the lattice's list kept from this period. On the application's first call in this replica (it
+   * started, reconnected, or forgot it) the list is asked for (one request shared by the lattice),
+   * or where the lattice cannot be listed, the model's versions; later calls read the model as
+   * before (a list after every deploy would cost wadm more than the two reads it saves). Null where
+   * a remembered model serves better, or nothing summarises it: the core then reads the model.
+   */
+  private async summary(lattice: string, name: string, first: boolean): Promise<ModelSummary | null> {
+    if (this.knowledge.hasModel(lattice, name)) return null;
+    if (this.knowledge.needsCheck(lattice, name)) await this.census.check(lattice);
+    const remembered = this.knowledge.summary(lattice, name);
+    if (remembered !== undefined) {
+      if (!this.knowledge.isAlive(lattice)) await this.client.probe(lattice);
+      return remembered;
+    }
+    const checkpoint = this.knowledge.checkpoint();
+    if (first && !this.knowledge.listings.has(lattice) && !this.census.unlisted(lattice)) await this.census.check(lattice);
+    const listed = this.knowledge.takeSummary(lattice, name);
+    if (listed !== undefined || !first) return listed ?? null;
+    const versions = await this.client.versions(lattice, name);
+    const newest = versions?.at(-1);
+    if (!versions || !newest) return null;
+    const summary = { version: newest.version, deployed: versions.find((v) => v.deployed)?.version ?? null };
+    this.knowledge.summarised(lattice, name, summary, checkpoint);
+    return summary;
+  }
+
   private async fetchModel(lattice: string, name: string): Promise<ModelFacts | null> {
     const versions = await this.client.versions(lattice, name);
     const newest = versions?.[versions.length - 1];
     if (!versions || !newest) return this.absent(lattice, name);
-    const metadata = await this.client.metadata(lattice, name);
+    const newestFacts = await this.newest(lattice, name, newest.version);
     // Deleted between the two requests: there is no model.
-    if (metadata === null) return this.absent(lattice, name);
+    if (newestFacts === null) return this.absent(lattice, name);
     // The oldest version, when a call of ours read it, is as it was (knowledge.ts origin).
     const origin = this.knowledge.origin(lattice, name);
     const remembered = origin !== undefined && origin.version === versions[0]!.version && origin.version !== newest.version;
     const model: ModelFacts = {
       versions: versions.map((v) => v.version),
       deployedVersion: versions.find((v) => v.deployed)?.version ?? null,
-      known: { [newest.version]: versionFacts(newest.version, metadata), ...(remembered && { [origin.version]: origin }) },
-      storedName: metadata.name,
+      known: { [newest.version]: newestFacts, ...(remembered && { [origin.version]: origin }) },
+      storedName: newestFacts.name ?? name,
     };
     const sizes = this.knowledge.sizes(lattice, name);
     return sizes ? { ...model, sizes } : model;
+  }
+
+  /**
+   * The newest version's facts: read (the model's `get`), unless a call of ours already learnt them
+   * and the version is named by the hash of its content (ours, unpinned), so holds what it held
+   * then. An edit's fresh read is then its versions alone: one request fewer in a row before its
+   * put. A version we put carries the name we put it under.
+   */
+  private async newest(lattice: string, name: string, version: string): Promise<VersionFacts | null> {
+    const learnt = this.knowledge.versionFacts(lattice, name, version);
+    if (learnt !== undefined && namedByContent(version, learnt.contentHash))
+      return learnt.name === undefined ? { ...learnt, name } : learnt;
+    const metadata = await this.client.metadata(lattice, name);
+    return metadata && versionFacts(version, metadata);
   }
 
   /** wadm has no such model: nothing it said of one before speaks of the next (knowledge.ts). */

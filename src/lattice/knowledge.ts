@@ -18,8 +18,13 @@
 //     every answer, wiring/lattice.ts), or the model was read longer than modelTtlMs ago, or
 //     neither it was read nor its lattice listed within checkPeriodMs (checked());
 //   - checked(): the lattice's list no longer shows the model as remembered (core/census.ts);
+//   - takeSummary(), summarised(): a summary of a model not read (core/summary.ts);
 //   - absent(): a read found no model: whatever wadm said of it before is void;
 //   - capacity: the entry is evicted, least recently used first.
+//
+// A summary (newest and deployed version, from the lattice's list or the model's versions) is kept
+// as a model is: within the TTL, confirmed each check period, forgotten by every event that forgets
+// the model. The core answers from it only what the resource's own status attests.
 //
 // What may be remembered is narrow on purpose: only models that are ours, since a `wash app put`
 // cannot make an owned model foreign and wadm announces every deploy and undeploy; never an
@@ -27,10 +32,14 @@
 // applications a hook call asked about: statuses wadm publishes for others are not kept, so they
 // cannot push ours out. A lattice whose subscriptions are down (refused, or dropped while idle)
 // has nothing remembered: the events that keep memory true would go unseen.
-import type { LatticeStatus, ModelFacts, StatusFacts, VersionFacts } from '../core/facts.js';
+import type { ListedModel } from '../core/census.js';
+import type { LatticeStatus, ModelFacts, ModelSummary, StatusFacts, VersionFacts } from '../core/facts.js';
 import { olderSizes } from '../core/budget.js';
 import { Lru } from '../plumbing/lru.js';
 import { lean } from './lean-status.js';
+import { entryOf, newestOf, NOTHING, originOf, type Entry } from './knowledge-entry.js';
+import { ListLines } from './list-lines.js';
+import { Liveness } from './liveness.js';
 
 export interface KnowledgeOptions {
   /** Applications remembered. */
@@ -54,62 +63,9 @@ export interface KnowledgeOptions {
   now: () => number;
 }
 
-/**
- * Always all four fields, built by entryOf(): an object made by spreading another and adding a
- * field gets a hidden class of its own in V8, ~1 KiB per application when thousands are kept.
- */
-interface Entry {
-  model: { facts: ModelFacts; readAt: number } | undefined;
-  /** `heardAt`: when its message arrived on wadm's status stream; undefined for a status read (published when, unknown). */
-  status: { status: LatticeStatus; seq: number; heardAt: number | undefined } | undefined;
-  /** Our deploy wadm acknowledged: when in this replica's order, when on the clock, and of which version (when the caller said). */
-  deploy: { seq: number; at: number; version: string | undefined } | undefined;
-  /** The version wadm last announced deploying (anyone's deploy, on its event stream), and when in this replica's order. */
-  announced: { version: string; seq: number } | undefined;
-  /** Sequence number of the last event that made the model unknown. */
-  forgotAt: number;
-  /**
-   * Sizes of the model's versions but the newest (which every model read returns): a version's
-   * content never changes while it exists, so this outlives the model's own facts, and spares an
-   * edit one read per kept version when budgeting the model's stored size.
-   */
-  sizes: Readonly<Record<string, number>> | undefined;
-  /**
-   * The facts of the model's oldest version, read by a call of ours: its owner annotation says
-   * whose the model is (core/ownership.ts). wadm appends every put, so a version listed first
-   * stays first while it exists, and its content never changes: an edit's fresh read is spared
-   * reading it again. Void once a read finds no model (absent()): whoever puts first next owns it.
-   */
-  origin: VersionFacts | undefined;
-}
-
-const NOTHING: Entry = {
-  model: undefined,
-  status: undefined,
-  deploy: undefined,
-  announced: undefined,
-  forgotAt: 0,
-  sizes: undefined,
-  origin: undefined,
-};
-
-function entryOf(previous: Entry, change: Partial<Entry>): Entry {
-  return {
-    model: 'model' in change ? change.model : previous.model,
-    status: 'status' in change ? change.status : previous.status,
-    deploy: 'deploy' in change ? change.deploy : previous.deploy,
-    announced: 'announced' in change ? change.announced : previous.announced,
-    forgotAt: change.forgotAt ?? previous.forgotAt,
-    sizes: 'sizes' in change ? change.sizes : previous.sizes,
-    origin: 'origin' in change ? change.origin : previous.origin,
-  };
-}
-
 export class Knowledge {
   private readonly entries: Lru<string, Entry>;
-  private readonly answeredAt = new Map<string, number>();
-  /** answeredAt's size after its last sweep: the next one comes when it has doubled. */
-  private answeredAfterSweep = 64;
+  private readonly liveness: Liveness;
   private seq = 0;
   /** Sequence number of the last reset (a new NATS connection: anything may have been missed). */
   private resetAt = 0;
@@ -117,9 +73,12 @@ export class Knowledge {
   private readonly unwatched = new Set<string>();
   /** When each lattice's list last confirmed what is remembered of its models (checked()). */
   private readonly checkedAt = new Map<string, number>();
+  /** Each lattice's last list, for the applications not yet summarised from it (takeSummary()). */
+  readonly listings = new ListLines((at) => this.options.now() - at < (this.options.checkPeriodMs ?? Infinity));
 
   constructor(private readonly options: KnowledgeOptions) {
     this.entries = new Lru(options.capacity);
+    this.liveness = new Liveness(options.livenessMs, options.now);
   }
 
   get size(): number {
@@ -130,28 +89,18 @@ export class Knowledge {
     return this.entries.evictions;
   }
 
-  /** Lattices whose last answer is remembered: bounded by the liveness window, not by the applications. */
+  /** Lattices whose last answer is remembered (for /metrics). */
   get latticesAnswered(): number {
-    return this.answeredAt.size;
+    return this.liveness.size;
   }
 
   /** wadm of this lattice answered a request. */
   answered(lattice: string): void {
-    this.answeredAt.set(lattice, this.options.now());
-    // Reads of keys through other lattices (collisions.ts) add lattices no application is in:
-    // drop the answers older than the liveness window, which no check reads.
-    if (this.answeredAt.size >= 2 * this.answeredAfterSweep) this.sweepAnswered();
-  }
-
-  private sweepAnswered(): void {
-    const now = this.options.now();
-    for (const [lattice, at] of this.answeredAt) if (now - at >= this.options.livenessMs) this.answeredAt.delete(lattice);
-    this.answeredAfterSweep = Math.max(64, this.answeredAt.size);
+    this.liveness.answered(lattice);
   }
 
   isAlive(lattice: string): boolean {
-    const at = this.answeredAt.get(lattice);
-    return at !== undefined && this.options.now() - at < this.options.livenessMs;
+    return this.liveness.isAlive(lattice);
   }
 
   /** The remembered model, marked as such, while within its TTL and confirmed within the check period. */
@@ -160,20 +109,83 @@ export class Knowledge {
     return model && { ...model.facts, remembered: true };
   }
 
-  /** A model is remembered within its TTL, but neither read nor listed within the check period: list the lattice first. */
+  /** A model (or summary) is remembered within its TTL, but neither read nor listed within the check period: list the lattice first. */
   needsCheck(lattice: string, name: string): boolean {
-    const model = this.unwatched.has(lattice) ? undefined : this.entries.get(key(lattice, name))?.model;
-    return model !== undefined && this.withinTtl(model) && !this.confirmed(lattice, model);
+    const entry = this.unwatched.has(lattice) ? undefined : this.entries.get(key(lattice, name));
+    const kept = entry?.model ?? entry?.summary;
+    return kept !== undefined && this.withinTtl(kept) && !this.confirmed(lattice, kept);
   }
 
-  /** The models remembered in this lattice within their TTL, by name: what its list is compared with. */
-  remembered(lattice: string): Map<string, ModelFacts> {
-    const models = new Map<string, ModelFacts>();
+  /** The models (and summaries) remembered in this lattice within their TTL, by name: what its list is compared with. */
+  remembered(lattice: string): Map<string, Pick<ModelFacts, 'versions' | 'deployedVersion'>> {
+    const models = new Map<string, Pick<ModelFacts, 'versions' | 'deployedVersion'>>();
     if (this.unwatched.has(lattice)) return models;
     const prefix = `${lattice}/`;
-    for (const [k, entry] of this.entries.entries())
-      if (k.startsWith(prefix) && entry.model && this.withinTtl(entry.model)) models.set(k.slice(prefix.length), entry.model.facts);
+    for (const [k, { model, summary }] of this.entries.entries()) {
+      if (!k.startsWith(prefix)) continue;
+      if (model && this.withinTtl(model)) models.set(k.slice(prefix.length), model.facts);
+      else if (summary && this.withinTtl(summary))
+        models.set(k.slice(prefix.length), { versions: [summary.facts.version], deployedVersion: summary.facts.deployed });
+    }
     return models;
+  }
+
+  /** The summary remembered of a model this replica has not read, while within its TTL and confirmed within the check period. */
+  summary(lattice: string, name: string): ModelSummary | undefined {
+    return this.usableSummary(lattice, this.entries.get(key(lattice, name)))?.facts;
+  }
+
+  /** A hook call asked about this application since this replica started or forgot it. */
+  knows(lattice: string, name: string): boolean {
+    return this.entries.get(key(lattice, name)) !== undefined;
+  }
+
+  /** A model is remembered (usable or to be checked first): the model read, not a summary, serves its calls. */
+  hasModel(lattice: string, name: string): boolean {
+    return !this.unwatched.has(lattice) && this.entries.get(key(lattice, name))?.model !== undefined;
+  }
+
+  /** The lattice's list is about to be sent: returns the point events are compared with (listed()). */
+  listStarted(lattice: string): number {
+    this.listings.started(lattice);
+    return this.seq;
+  }
+
+  /** The lattice's list, sent when `at` (listStarted() returned `seq`), kept for the applications with nothing remembered. */
+  listed(lattice: string, models: readonly ListedModel[], at: number, seq: number): void {
+    if (this.unwatched.has(lattice) || this.resetAt > seq) return this.listings.failed(lattice);
+    const entry = (name: string) => this.entries.get(key(lattice, name));
+    this.listings.store(lattice, models, at, seq, (name) => entry(name)?.model !== undefined || entry(name)?.summary !== undefined);
+  }
+
+  /** Its line of the lattice's list, kept as its summary (and status): undefined without a list of the period, null if unnamed. */
+  takeSummary(lattice: string, name: string): ModelSummary | null | undefined {
+    if (this.unwatched.has(lattice)) return undefined;
+    const taken = this.listings.take(lattice, name);
+    if (!taken) return taken;
+    const k = key(lattice, name);
+    const entry = this.entries.get(k) ?? NOTHING;
+    if (entry.forgotAt > taken.seq) return null;
+    const { facts, status } = taken.listed;
+    const summary = { facts, readAt: taken.at };
+    // A status this replica kept is as recent (it hears every change since), and may be evidence the list's is not (evidence.ts).
+    const fresh = status && !entry.status ? { status: { status, seq: ++this.seq, heardAt: undefined } } : {};
+    this.entries.set(k, entryOf(entry, { summary, ...fresh }));
+    return facts;
+  }
+
+  /** A summary read for this application alone (its versions) since `checkpoint`, kept unless an event made it stale. */
+  summarised(lattice: string, name: string, summary: ModelSummary, checkpoint: number): void {
+    const k = key(lattice, name);
+    const entry = this.entries.get(k);
+    const stale = (entry?.forgotAt ?? 0) > checkpoint || this.resetAt > checkpoint || this.unwatched.has(lattice);
+    if (!stale && entry?.model === undefined)
+      this.entries.set(k, entryOf(entry ?? NOTHING, { summary: { facts: summary, readAt: this.options.now() } }));
+  }
+
+  private usableSummary(lattice: string, entry: Entry | undefined): Entry['summary'] {
+    if (this.unwatched.has(lattice) || !entry?.summary) return undefined;
+    return this.withinTtl(entry.summary) && this.confirmed(lattice, entry.summary) ? entry.summary : undefined;
   }
 
   /**
@@ -192,8 +204,18 @@ export class Knowledge {
   absent(lattice: string, name: string): void {
     const k = key(lattice, name);
     const entry = this.entries.get(k);
-    if (entry && (entry.status || entry.deploy || entry.announced || entry.origin))
-      this.entries.set(k, entryOf(entry, { status: undefined, deploy: undefined, announced: undefined, origin: undefined }));
+    if (entry && (entry.status || entry.deploy || entry.announced || entry.origin || entry.summary))
+      this.entries.set(
+        k,
+        entryOf(entry, {
+          status: undefined,
+          deploy: undefined,
+          announced: undefined,
+          origin: undefined,
+          newest: undefined,
+          summary: undefined,
+        }),
+      );
   }
 
   private usable(lattice: string, entry: Entry | undefined): Entry['model'] {
@@ -201,12 +223,12 @@ export class Knowledge {
     return this.withinTtl(entry.model) && this.confirmed(lattice, entry.model) ? entry.model : undefined;
   }
 
-  private withinTtl(model: NonNullable<Entry['model']>): boolean {
+  private withinTtl(model: { readAt: number }): boolean {
     return this.options.now() - model.readAt < this.options.modelTtlMs;
   }
 
   /** Read, or its lattice listed, within the check period. */
-  private confirmed(lattice: string, model: NonNullable<Entry['model']>): boolean {
+  private confirmed(lattice: string, model: { readAt: number }): boolean {
     const since = Math.max(model.readAt, this.checkedAt.get(lattice) ?? model.readAt);
     return this.options.now() - since < (this.options.checkPeriodMs ?? Infinity);
   }
@@ -225,8 +247,12 @@ export class Knowledge {
     const k = key(lattice, name);
     const entry = this.entries.get(k);
     if (!model) {
-      const change = model === null ? { model: undefined, sizes: undefined, origin: undefined } : { model: undefined };
-      if (entry && (entry.model || (model === null && (entry.sizes || entry.origin)))) this.entries.set(k, entryOf(entry, change));
+      const change =
+        model === null
+          ? { model: undefined, summary: undefined, sizes: undefined, origin: undefined, newest: undefined }
+          : { model: undefined, summary: undefined };
+      if (entry && (entry.model || entry.summary || (model === null && (entry.sizes || entry.origin))))
+        this.entries.set(k, entryOf(entry, change));
       return;
     }
     const stale = (entry?.forgotAt ?? 0) > checkpoint || this.resetAt > checkpoint || this.unwatched.has(lattice);
@@ -234,8 +260,10 @@ export class Knowledge {
     const kept = stale ? undefined : { facts, readAt: this.options.now() };
     const sizes = olderSizes(model);
     const origin = originOf(model) ?? entry?.origin;
+    const newest = newestOf(model) ?? entry?.newest;
     if (!kept && !entry?.model && sizes === undefined && entry?.sizes === undefined && origin === undefined) return;
-    this.entries.set(k, entryOf(entry ?? NOTHING, { model: kept, sizes, origin }));
+    // The model read supersedes any summary of it.
+    this.entries.set(k, entryOf(entry ?? NOTHING, { model: kept, sizes, origin, newest, summary: undefined }));
   }
 
   /** A call read sizes before wadm stopped answering: the model is forgotten, its versions' sizes kept. */
@@ -247,6 +275,15 @@ export class Knowledge {
       k,
       entryOf(entry, { model: undefined, sizes: olderSizes(model) ?? entry.sizes, origin: originOf(model) ?? entry.origin }),
     );
+  }
+
+  /** What a call of ours last learnt of this version of the model (read or put), however long ago. */
+  versionFacts(lattice: string, name: string, version: string): VersionFacts | undefined {
+    const entry = this.entries.get(key(lattice, name));
+    const known = entry?.model?.facts.known;
+    if (known && Object.hasOwn(known, version)) return known[version];
+    if (entry?.newest?.version === version) return entry.newest;
+    return entry?.origin?.version === version ? entry.origin : undefined;
   }
 
   /** The facts of the oldest version of a model of ours, as a call of ours read them. */
@@ -270,6 +307,7 @@ export class Knowledge {
     if (up) return void this.unwatched.delete(lattice);
     this.unwatched.add(lattice);
     this.checkedAt.delete(lattice);
+    this.listings.drop(lattice);
     const prefix = `${lattice}/`;
     for (const k of this.entries.keys()) if (k.startsWith(prefix)) this.entries.delete(k);
   }
@@ -282,7 +320,8 @@ export class Knowledge {
     const k = key(lattice, name);
     const seq = ++this.seq;
     const announced = deployed === undefined ? undefined : { version: deployed, seq };
-    this.entries.set(k, entryOf(this.entries.get(k) ?? NOTHING, { model: undefined, forgotAt: seq, announced }));
+    this.listings.touched(lattice, name);
+    this.entries.set(k, entryOf(this.entries.get(k) ?? NOTHING, { model: undefined, summary: undefined, forgotAt: seq, announced }));
   }
 
   forgetLattice(lattice: string): void {
@@ -292,8 +331,9 @@ export class Knowledge {
   /** A new NATS connection: messages may have been missed while disconnected. */
   reset(): void {
     this.entries.clear();
-    this.answeredAt.clear();
+    this.liveness.clear();
     this.checkedAt.clear();
+    this.listings.clear();
     this.resetAt = ++this.seq;
   }
 
@@ -311,6 +351,7 @@ export class Knowledge {
     const k = key(lattice, name);
     const before = this.entries.get(k);
     const heardAt = fromStream ? this.options.now() : undefined;
+    if (fromStream) this.listings.touched(lattice, name);
     const kept = { status: lean(status), seq: ++this.seq, heardAt };
     if ((before !== undefined || !fromStream) && !this.unwatched.has(lattice))
       this.entries.set(k, entryOf(before ?? NOTHING, { status: kept }));
@@ -333,7 +374,7 @@ export class Knowledge {
    */
   stamp(lattice: string, name: string): object | undefined {
     const entry = this.entries.get(key(lattice, name));
-    return this.usable(lattice, entry) && this.isAlive(lattice) ? entry : undefined;
+    return (this.usable(lattice, entry) || this.usableSummary(lattice, entry)) && this.isAlive(lattice) ? entry : undefined;
   }
 
   /** The status, and how it stands to this replica's own deploy and to wadm's announcements (core/evidence.ts weighs it). */
@@ -355,10 +396,4 @@ export class Knowledge {
 
 function key(lattice: string, name: string): string {
   return `${lattice}/${name}`;
-}
-
-/** The oldest version's facts, when the call read them. */
-function originOf(model: ModelFacts): VersionFacts | undefined {
-  const oldest = model.versions[0];
-  return oldest !== undefined && Object.hasOwn(model.known, oldest) ? model.known[oldest] : undefined;
 }

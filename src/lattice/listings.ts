@@ -132,8 +132,8 @@ export class LatticeListings {
 function summary(model: ListedModel): ListedApplication {
   const app: ListedApplication = { name: model.name, version: model.version, deployed: model.deployed };
   if (model.status !== undefined) {
-    app.status = model.status.type;
-    if (model.status.message !== undefined) app.message = model.status.message.slice(0, LATTICE_LIMITS.text);
+    app.status = model.status.status.type;
+    if (model.status.status.message !== undefined) app.message = model.status.status.message.slice(0, LATTICE_LIMITS.text);
   }
   return app;
 }

@@ -16,6 +16,7 @@ import {
   ReplySchema,
   StatusReplySchema,
   VersionsReplySchema,
+  WadmStatusSchema,
   type WadmStatus,
 } from './wire.js';
 import type { Static } from '@sinclair/typebox';
@@ -49,6 +50,7 @@ const checkVersions = compile<Static<typeof VersionsReplySchema>>(VersionsReplyS
 const checkGet = compile<Static<typeof GetReplySchema>>(GetReplySchema);
 const checkList = compile<Static<typeof ListReplySchema>>(ListReplySchema);
 const checkStatus = compile<Static<typeof StatusReplySchema>>(StatusReplySchema);
+const checkWadmStatus = compile<WadmStatus>(WadmStatusSchema);
 
 const STORAGE_ERROR = 'Internal storage error';
 const STORAGE_RETRIES = [50, 150, 400];
@@ -56,6 +58,8 @@ const STORAGE_RETRIES = [50, 150, 400];
 export class WadmClient {
   private readonly limiters: LatticeLimiters;
   private readonly inFlightReads = new Map<string, Promise<unknown>>();
+  /** How long wadm has lately taken to answer each operation (a moving average), once it answered one. */
+  private readonly typicalMs = new Map<ModelOperation, number>();
 
   constructor(private readonly options: WadmClientOptions) {
     this.limiters = new LatticeLimiters(options.maxInFlightPerLattice ?? 32);
@@ -111,17 +115,16 @@ export class WadmClient {
 
   /**
    * The lattice's models: name, newest version, deployed version (null when none is deployed) and
-   * wadm's status of each. wadm answers in one message: past NATS's max_payload (a few thousand
-   * models) it cannot send it.
+   * status (absent when wadm has none). wadm answers in one message: past NATS's max_payload (a
+   * few thousand models) it cannot send it.
    */
   async list(lattice: string): Promise<ListedModel[]> {
     const reply = await this.call(lattice, 'get', undefined, '', checkList);
     if (reply.result !== 'success') throw badReply('list', reply);
     return (reply.models ?? []).map((m) => {
-      const listed: ListedModel = { name: m.name, version: m.version ?? '', deployed: m.deployed_version ?? null };
-      const status = m.detailed_status?.status;
-      if (status) listed.status = status.message ? { type: status.type, message: status.message } : { type: status.type };
-      return listed;
+      const model = { name: m.name, version: m.version ?? '', deployed: m.deployed_version ?? null };
+      const status = listedStatus(m.detailed_status);
+      return status === undefined ? model : { ...model, status };
     });
   }
 
@@ -232,11 +235,21 @@ export class WadmClient {
     const nc = this.options.connection();
     if (!nc) throw new WadmUnavailableError('Disconnected', 'not connected to NATS');
     const timeout = this.wait(subject);
+    // A request that cannot be answered in the time left is not sent: it would still cost wadm its
+    // work, and hold a lattice slot another call could use.
+    const typical = this.typicalMs.get(op);
+    if (typical !== undefined && timeout < this.options.timeoutMs && timeout < typical)
+      throw new WadmUnavailableError(
+        'Timeout',
+        `${subject}: not sent, wadm lately takes ${Math.round(typical)} ms to answer it and this hook call has ${timeout} ms left`,
+      );
     const started = performance.now();
     let outcome = 'ok';
     try {
       const opts = { timeout, ...(contentType ? { headers: contentTypeHeader(contentType) } : {}) };
       const msg = await nc.request(subject, body, opts);
+      const took = performance.now() - started;
+      this.typicalMs.set(op, typical === undefined ? took : typical + (took - typical) * 0.25);
       return JSON.parse(msg.string()) as unknown;
     } catch (err) {
       outcome = outcomeOf(err);
@@ -261,6 +274,18 @@ function atMost<T>(pending: Promise<T>, ms: number, subject: string): Promise<T>
     timer = setTimeout(() => reject(new WadmUnavailableError('Timeout', `${subject}: no reply within ${Math.round(ms)} ms`)), ms);
   });
   return Promise.race([pending, expired]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * wadm's list gives a model without any status this placeholder (handlers.rs list_models), where
+ * `model.status` gives `undeployed`: it says nothing, so the status is read as before.
+ */
+const NO_STATUS_YET = 'Waiting for status: Lattice contains no hosts, deployment not started.';
+
+function listedStatus(status: unknown): WadmStatus | undefined {
+  if (!checkWadmStatus(status)) return undefined;
+  const placeholder = status.status.type === 'waiting' && status.status.message === NO_STATUS_YET && !status.scalers?.length;
+  return placeholder ? undefined : status;
 }
 
 function contentTypeHeader(value: string) {

@@ -73,10 +73,8 @@ export const ListReplySchema = Type.Object({
         name: Type.String(),
         version: Type.Optional(Type.String()),
         deployed_version: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-        // Read loosely: a status type this service does not know must not make the whole list unreadable.
-        detailed_status: Type.Optional(
-          Type.Object({ status: Type.Optional(Type.Object({ type: Type.String(), message: Type.Optional(Type.String()) })) }),
-        ),
+        /** Checked model by model (WadmStatusSchema): one status we cannot read must not cost the whole list. */
+        detailed_status: Type.Optional(Type.Unknown()),
       }),
     ),
   ),

@@ -1,5 +1,5 @@
 // A hook call ends within Metacontroller's timeout, end to end: 48 concurrent edits against a
-// wadm that answers slowly (the relay holds every request 1.5 s), so that calls wait for lattice
+// wadm that answers slowly (the relay holds every request 2.5 s), so that calls wait for lattice
 // slots and replies longer than HOOK_TIMEOUT allows. Counted: no call is abandoned by the
 // emulator's timeout (HOOK_TIMEOUT, 10 s as compositecontroller.yaml says); in the end wadm has
 // the newest desired version of every application deployed.
@@ -11,6 +11,11 @@ import { startScenario, WADM_WAIT, type Scenario } from '../support/scenario.js'
 import { until } from '../support/wait.js';
 
 const APPS = Array.from({ length: 48 }, (_, i) => `edit-${i}`);
+/**
+ * How long the relay holds each request: the limit docs/how-it-works.md states (at 2.8 s requests
+ * come too close to WADM_TIMEOUT_MS). HOOK_BUDGET_WADM_MS measures another.
+ */
+const WADM_MS = Number(process.env['HOOK_BUDGET_WADM_MS'] ?? 2500);
 let scenario: Scenario;
 
 before(async () => {
@@ -25,7 +30,7 @@ describe('a hook call under a slow wadm', () => {
     for (const name of APPS) mc.apply(wasmApp().named(name).build() as never);
     await Promise.all(APPS.map((name) => mc.waitFor('default', name, (obj) => condition(obj, 'Ready')?.status === 'True', WADM_WAIT)));
 
-    scenario.wadm.slow(1500);
+    scenario.wadm.slow(WADM_MS);
     const results: PassResult[] = [];
     const edit = (n: number) => {
       for (const name of APPS)

@@ -7,6 +7,7 @@ import { connect, type NatsConnection } from 'nats';
 import { Limiter } from '../../src/lattice/limiter.js';
 import { WadmClient } from '../../src/lattice/wadm-client.js';
 import { WadmUnavailableError } from '../../src/lattice/errors.js';
+import { withinDeadline } from '../../src/plumbing/deadline.js';
 import { FakeMetacontroller, condition } from '../support/metacontroller.js';
 import type { NatsServer } from '../support/nats-server.js';
 import { wasmApp } from '../support/resources.js';
@@ -91,17 +92,19 @@ describe('the settled fast path', () => {
     clock.advance(60_000); // MODEL_CACHE_TTL_SECONDS=60
     const before = wadm.requests.length;
     await mc.reconcile('default', 'hello-world');
+    // Its versions: a change made outside shows there (another newest or deployed version, then
+    // read); the newest is still the version this replica put, so no get.
     assert.deepEqual(
       wadm.requests.slice(before).map((r) => r.op),
-      ['versions', 'get'],
+      ['versions'],
     );
     await mc.reconcile('default', 'hello-world');
-    assert.equal(wadm.requests.length, before + 2, 'and then trusts it again');
+    assert.equal(wadm.requests.length, before + 1, 'and then trusts it again');
   });
 });
 
 describe('an edit', () => {
-  it('reads the model afresh but not its oldest version again: this replica read it, and it never changes while it is the oldest', async () => {
+  it('reads the model afresh but no version this replica put or read: the oldest stays first, a version named by its content hash holds that content', async () => {
     const mc = metacontroller();
     await settledApp(mc);
     const edit = async (n: number) => {
@@ -114,10 +117,11 @@ describe('an edit', () => {
       await mc.reconcile('default', 'hello-world');
       return wadm.requests.slice(before).map((r) => r.op);
     };
-    // The second version: the model had one, read whole with it.
-    assert.deepEqual(await edit(1), ['versions', 'get', 'put', 'deploy']);
-    // The third: the oldest of two says whose the model is; this replica read it at the first put.
-    assert.deepEqual(await edit(2), ['versions', 'get', 'put', 'deploy']);
+    // The second version: the model's versions, then the put and the deploy. Its newest version is
+    // the one this replica put, named by its content's hash: what it holds is known without a get.
+    assert.deepEqual(await edit(1), ['versions', 'put', 'deploy']);
+    // The third: the oldest of two says whose the model is; this replica put it, and the newest too.
+    assert.deepEqual(await edit(2), ['versions', 'put', 'deploy']);
     const desired = (mc.get('default', 'hello-world')!.status as { version: string }).version;
     assert.equal((await wadm.model('default', 'hello-world'))?.deployed, desired, 'wadm deploys the newest desired version');
   });
@@ -182,5 +186,19 @@ describe('a cold start', () => {
     await slow;
     // The slot came back and the waiter that gave up left no trace: a new request runs at once.
     assert.equal(await limiter.run(async () => 'ran', 1, 'next'), 'ran');
+  });
+
+  it('sends no request that wadm has lately taken longer to answer than the hook call has left', async () => {
+    const client = new WadmClient({ connection: () => nc, apiPrefix: 'wadm.api', timeoutMs: 3000 });
+    wadm.slow(400);
+    assert.equal(await client.versions('default', 'unknown'), null, 'answered in about 400 ms: learnt');
+    const sent = wadm.count();
+    await assert.rejects(
+      withinDeadline(performance.now() + 200, () => client.versions('default', 'unknown')),
+      (err) => err instanceof WadmUnavailableError && err.reason === 'Timeout' && /not sent/.test(err.message),
+    );
+    assert.equal(wadm.count(), sent, 'nothing reached wadm');
+    // With the time it needs, it is sent.
+    assert.equal(await withinDeadline(performance.now() + 2000, () => client.versions('default', 'unknown')), null);
   });
 });

@@ -102,6 +102,11 @@ export class MemoryLattice {
         return { kind: 'listed', any: (this.elsewhere.get(action.of)?.models.size ?? 0) > 0 };
       case 'read-hosts':
         return { kind: 'hosts', hosts: this.hosts };
+      case 'read-summary': {
+        // As the lattice's list: the newest and the deployed version (its status is read apart here).
+        const newest = model ? [...model.versions.keys()].at(-1)! : undefined;
+        return { kind: 'summary', summary: newest === undefined ? null : { version: newest, deployed: model!.deployed } };
+      }
       case 'read-status':
         return { kind: 'status', status: this.statuses.get(name) ?? { status: { status: { type: 'undeployed' } }, predatesDeploy: false } };
       case 'put': {

@@ -1,5 +1,6 @@
-// What a lattice's list says of the models a replica remembers (core/census.ts), and how Knowledge
-// uses a model only while it was read, or its lattice listed, within the check period.
+// What a lattice's list says of the models a replica remembers (core/census.ts), how Knowledge
+// uses a model only while it was read, or its lattice listed, within the check period, and how it
+// keeps the list for the applications it has not read (core/summary.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { contradicted, type ListedModel } from '../../src/core/census.js';
@@ -39,25 +40,31 @@ describe('contradicted', () => {
   });
 });
 
-describe('Knowledge and the check period', () => {
-  const PERIOD = 60_000;
-  function stage() {
-    const clock = testClock();
-    const knowledge = new Knowledge({
-      capacity: 8,
-      modelTtlMs: 300_000,
-      deployGraceMs: 10_000,
-      livenessMs: 5_000,
-      checkPeriodMs: PERIOD,
-      now: clock.now,
-    });
-    const remember = (name: string, model: ModelFacts, lattice = 'default') => {
-      knowledge.manage(lattice, name);
-      knowledge.remember(lattice, name, model, knowledge.checkpoint());
-    };
-    return { clock, knowledge, remember };
-  }
+const PERIOD = 60_000;
 
+function stage() {
+  const clock = testClock();
+  const knowledge = new Knowledge({
+    capacity: 8,
+    modelTtlMs: 300_000,
+    deployGraceMs: 10_000,
+    livenessMs: 5_000,
+    checkPeriodMs: PERIOD,
+    now: clock.now,
+  });
+  const remember = (name: string, model: ModelFacts, lattice = 'default') => {
+    knowledge.manage(lattice, name);
+    knowledge.remember(lattice, name, model, knowledge.checkpoint());
+  };
+  /** The lattice's list sent now: call what it returns when it arrives. */
+  const list = (models: ListedModel[] = [{ name: 'a', version: 'v1', deployed: 'v1', status: { status: { type: 'deployed' } } }]) => {
+    const seq = knowledge.listStarted('default');
+    return () => knowledge.listed('default', models, clock.now(), seq);
+  };
+  return { clock, knowledge, remember, list };
+}
+
+describe('Knowledge and the check period', () => {
   it('uses a model read within the period, asks for a list past it, and uses it again once the list confirms it', () => {
     const { clock, knowledge, remember } = stage();
     remember('app', facts(['v1'], 'v1'));
@@ -112,5 +119,73 @@ describe('Knowledge and the check period', () => {
     remember('app', facts(['v1'], 'v1'));
     clock.advance(PERIOD);
     assert.equal(knowledge.needsCheck('default', 'app'), true, 'the list taken while unwatched confirmed nothing');
+  });
+});
+
+describe("Knowledge keeps a lattice's list for the applications it has not read (core/summary.ts)", () => {
+  it('gives each application its line once, with its status, and keeps it as the summary', () => {
+    const { knowledge, list } = stage();
+    knowledge.answered('default');
+    list()();
+    knowledge.manage('default', 'a');
+    assert.deepEqual(knowledge.takeSummary('default', 'a'), { version: 'v1', deployed: 'v1' });
+    assert.equal(knowledge.takeSummary('default', 'a'), null, 'taken once');
+    assert.deepEqual(knowledge.summary('default', 'a'), { version: 'v1', deployed: 'v1' });
+    assert.deepEqual(knowledge.status('default', 'a')?.status, { status: { type: 'deployed' } });
+    assert.equal(knowledge.takeSummary('default', 'b'), null, 'not named by the list');
+    assert.ok(knowledge.stamp('default', 'a'), 'an answer from it may be reused');
+  });
+
+  it("keeps a status this replica heard on wadm's stream: the list's says less (no evidence of when it was published)", () => {
+    const { knowledge, list } = stage();
+    knowledge.manage('default', 'a');
+    knowledge.deployed('default', 'a');
+    knowledge.rememberStatus('default', 'a', { status: { type: 'deployed' } }, true);
+    list([{ name: 'a', version: 'v1', deployed: 'v1', status: { status: { type: 'reconciling' } } }])();
+    assert.deepEqual(knowledge.takeSummary('default', 'a'), { version: 'v1', deployed: 'v1' });
+    assert.equal(knowledge.status('default', 'a')?.followsOwnDeploy, true);
+    assert.deepEqual(knowledge.status('default', 'a')?.status, { status: { type: 'deployed' } });
+  });
+
+  it('drops the line of an application an event touched, also while the list was on its way', () => {
+    for (const event of [
+      (k: Knowledge) => k.rememberStatus('default', 'a', { status: { type: 'failed' } }, true),
+      (k: Knowledge) => k.forgetModel('default', 'a', 'v2'),
+    ]) {
+      const during = stage();
+      const arrive = during.list();
+      event(during.knowledge);
+      arrive();
+      assert.equal(during.knowledge.takeSummary('default', 'a'), null, 'touched while listing');
+      const after = stage();
+      after.list()();
+      event(after.knowledge);
+      assert.equal(after.knowledge.takeSummary('default', 'a'), null, 'touched after');
+    }
+  });
+
+  it('forgets the list after its period, the summary with the model on a deploy announced, and both on a new connection', () => {
+    const { clock, knowledge, list } = stage();
+    list()();
+    clock.advance(PERIOD);
+    assert.equal(knowledge.takeSummary('default', 'a'), undefined, 'a list of the last period says nothing now');
+    list()();
+    knowledge.takeSummary('default', 'a');
+    knowledge.forgetModel('default', 'a', 'v2');
+    assert.equal(knowledge.summary('default', 'a'), undefined);
+    list([{ name: 'a', version: 'v2', deployed: 'v2' }])();
+    knowledge.reset();
+    assert.equal(knowledge.takeSummary('default', 'a'), undefined);
+  });
+
+  it('is checked against the next list as a model is: a summary the list contradicts is forgotten', () => {
+    const { clock, knowledge, list } = stage();
+    list()();
+    knowledge.takeSummary('default', 'a');
+    clock.advance(PERIOD);
+    assert.equal(knowledge.needsCheck('default', 'a'), true);
+    assert.deepEqual([...knowledge.remembered('default')], [['a', { versions: ['v1'], deployedVersion: 'v1' }]]);
+    knowledge.checked('default', clock.now(), ['a']);
+    assert.equal(knowledge.summary('default', 'a'), undefined);
   });
 });

@@ -254,7 +254,7 @@ describe('a change of DEFAULT_LATTICE', () => {
       assert.equal(status.conditions![0]!.reason, 'Deployed');
     }
     assert.deepEqual(
-      where(lattices).filter((w) => !w.endsWith(':read-model') && !w.endsWith(':read-status')),
+      where(lattices).filter((w) => !w.endsWith(':read-summary') && !w.endsWith(':read-model') && !w.endsWith(':read-status')),
       [],
       'no write anywhere',
     );

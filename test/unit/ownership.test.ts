@@ -35,8 +35,9 @@ describe('a version put outside Kubernetes on our model', () => {
     const run = await sync(lattice, wasmApp().build(), status);
     assert.equal(run.response.status.phase, 'Deployed');
     assert.equal(run.response.status.deployedVersion, version);
-    // The newest is foreign, so the deployed version is read to find our annotation.
-    assert.deepEqual(kinds(run.actions), ['read-model', 'read-version', 'read-status']);
+    // The lattice's list shows another newest version, so the model is read; the newest is
+    // foreign, so the deployed version is read to find our annotation.
+    assert.deepEqual(kinds(run.actions), ['read-summary', 'read-model', 'read-version', 'read-status']);
   });
 
   it('when also deployed, is drift: our version is deployed again and the message says what wadm had', async () => {
@@ -45,7 +46,7 @@ describe('a version put outside Kubernetes on our model', () => {
     model.versions.set('oob-1', { owner: null, contentHash: null });
     model.deployed = 'oob-1';
     const run = await sync(lattice, wasmApp().build(), status);
-    assert.deepEqual(kinds(run.actions), ['read-model', 'read-version', 'deploy']);
+    assert.deepEqual(kinds(run.actions), ['read-summary', 'read-model', 'read-version', 'deploy']);
     assert.equal(model.deployed, version);
     assert.deepEqual(run.facts.writes, [{ kind: 'deploy', version, replacing: { deployed: 'oob-1' } }]);
     assert.equal(

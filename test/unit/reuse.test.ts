@@ -50,16 +50,31 @@ function stage() {
   };
   /** The lattice's list compared with what is remembered, as lattice/census.ts does once a period. */
   const census = (lattice: string) => {
+    const seq = knowledge.listStarted(lattice);
     const listed = [...memory.models].map(([model, { versions, deployed }]) => ({
       name: model,
       version: [...versions.keys()].at(-1)!,
       deployed,
+      ...(memory.statuses.has(model) ? { status: memory.statuses.get(model)!.status } : {}),
     }));
     knowledge.checked(lattice, clock.now(), contradicted(knowledge.remembered(lattice), listed));
+    knowledge.listed(lattice, listed, clock.now(), seq);
     knowledge.answered(lattice);
+  };
+  /** As the gateway reads a summary: remembered, or the lattice's list (core/summary.ts). */
+  const summary = (lattice: string, name: string): ActionResult => {
+    knowledge.manage(lattice, name);
+    if (knowledge.hasModel(lattice, name)) return { kind: 'summary', summary: null };
+    if (knowledge.needsCheck(lattice, name)) census(lattice);
+    const remembered = knowledge.summary(lattice, name);
+    if (remembered && !knowledge.isAlive(lattice)) knowledge.answered(lattice); // the shared probe
+    if (remembered) return { kind: 'summary', summary: remembered };
+    if (!knowledge.listings.has(lattice)) census(lattice);
+    return { kind: 'summary', summary: knowledge.takeSummary(lattice, name) ?? null };
   };
   /** As lattice/gateway.ts uses Knowledge: remembered model and status first, every wadm answer noted. */
   const perform = async (lattice: string, name: string, action: Action): Promise<ActionResult> => {
+    if (action.kind === 'read-summary') return summary(lattice, name);
     if (action.kind === 'read-model' && action.lattice === undefined) knowledge.manage(lattice, name);
     if (action.kind === 'read-model' && !action.fresh && knowledge.needsCheck(lattice, name)) census(lattice);
     if (action.kind === 'read-model' && !action.fresh) {

@@ -14,6 +14,8 @@ export const OPERATIONS: Record<Action['kind'], ModelOperation[]> = {
   'read-model': ['versions', 'get'],
   'read-version': ['get'],
   'read-status': ['status'],
+  // The lattice's list, or where it cannot be listed the model's versions.
+  'read-summary': ['get', 'versions'],
   'read-key': ['versions'],
   'read-list': ['get'],
   'read-hosts': [],
