@@ -149,8 +149,20 @@ export class LatticeGateway {
     if (!fresh && this.knowledge.needsCheck(lattice, name)) await this.census.check(lattice);
     const remembered = fresh ? undefined : this.knowledge.model(lattice, name);
     if (remembered === undefined) return this.fetchModel(lattice, name);
-    if (!this.knowledge.isAlive(lattice)) await this.client.probe(lattice);
+    await this.confirmAlive(lattice);
     return remembered;
+  }
+
+  /**
+   * What is remembered of a lattice is used only while its wadm answered lately: else one probe
+   * (shared by the lattice's calls) asks first. A probe that waited behind other requests wadm
+   * was answering says wadm is busy, not gone: what is remembered stays true (signs-of-life.ts).
+   * A probe that fails otherwise throws, and the call answers LatticeUnavailable.
+   */
+  private async confirmAlive(lattice: string): Promise<void> {
+    if (this.knowledge.isAlive(lattice)) return;
+    // Taken as an answer for the liveness window: no further probe joins wadm's queue meanwhile.
+    if ((await this.client.probe(lattice)) === 'busy') this.knowledge.answered(lattice);
   }
 
   /**
@@ -166,7 +178,7 @@ export class LatticeGateway {
     if (this.knowledge.needsCheck(lattice, name)) await this.census.check(lattice);
     const remembered = this.knowledge.summary(lattice, name);
     if (remembered !== undefined) {
-      if (!this.knowledge.isAlive(lattice)) await this.client.probe(lattice);
+      await this.confirmAlive(lattice);
       return remembered;
     }
     const checkpoint = this.knowledge.checkpoint();

@@ -103,6 +103,81 @@ describe('the settled fast path', () => {
   });
 });
 
+describe('a busy wadm', () => {
+  /** Another lattice, whose writes the quiet lattice's probe waits behind in wadm's one queue. */
+  const CROWDED = 'crowded';
+  const writer = () => wasmApp().named('writer').inLattice(CROWDED);
+  const quietRequests = () => wadm.requests.filter((r) => r.lattice === 'default').map((r) => r.op);
+
+  /** A settled application, and another lattice's application whose edit puts. */
+  async function twoLattices(): Promise<FakeMetacontroller> {
+    const mc = metacontroller();
+    await settledApp(mc);
+    mc.apply(writer().build() as never);
+    await mc.reconcile('default', 'writer');
+    mc.apply(writer().with({ description: 'edit' }).build() as never);
+    clock.advance(5_000); // LIVENESS_MS: the settled application's next call probes its lattice
+    return mc;
+  }
+
+  /** The other lattice's edit, its put held at the relay: wadm has it in its queue, unanswered. */
+  async function putHeld(mc: FakeMetacontroller) {
+    const put = wadm.hold('put', { lattice: CROWDED });
+    const writing = mc.reconcile('default', 'writer');
+    await put.arrived;
+    return { release: () => put.release(), writing };
+  }
+
+  async function probed(mc: FakeMetacontroller, whileProbing: () => void) {
+    const probe = wadm.hold('history', { lattice: 'default' });
+    const before = quietRequests().length;
+    const quiet = mc.reconcile('default', 'hello-world');
+    await probe.arrived;
+    whileProbing();
+    const result = await quiet;
+    probe.release();
+    return { result, requests: quietRequests().slice(before) };
+  }
+
+  it("keeps a quiet lattice's settled application Ready when its probe waits behind another lattice's write that wadm answers", async () => {
+    const mc = await twoLattices();
+    const put = await putHeld(mc);
+    // wadm answers the put while the probe, sent after it, still waits: busy, not gone.
+    const { result, requests } = await probed(mc, () => put.release());
+    assert.deepEqual(requests, ['history'], 'one probe');
+    assert.equal(result.statusChanged, false, 'no status write');
+    assert.equal(condition(mc.get('default', 'hello-world')!, 'Ready')!.status, 'True');
+    await put.writing;
+    const settled = quietRequests().length;
+    for (let i = 0; i < 3; i++) await mc.reconcile('default', 'hello-world');
+    assert.equal(quietRequests().length, settled, 'taken as a sign of life: no probe joins the queue within the window');
+    assert.equal(condition(mc.get('default', 'hello-world')!, 'Ready')!.status, 'True');
+    await wadm.clear(CROWDED);
+  });
+
+  it('turns it Unknown when its probe times out and wadm answered nothing meanwhile', async () => {
+    const mc = await twoLattices();
+    const { result, requests } = await probed(mc, () => undefined);
+    assert.deepEqual(requests, ['history'], 'one probe');
+    assert.equal(result.statusChanged, true, 'the status says so');
+    const ready = condition(mc.get('default', 'hello-world')!, 'Ready')!;
+    assert.deepEqual([ready.status, ready.reason], ['Unknown', 'LatticeUnavailable']);
+    await wadm.clear(CROWDED);
+  });
+
+  it('turns it Unknown when wadm also leaves the request the probe waited behind unanswered (a stalled wadm)', async () => {
+    const mc = await twoLattices();
+    const put = await putHeld(mc);
+    // The put is still being worked on when the probe times out; it is waited for, and times out too.
+    const { result } = await probed(mc, () => undefined);
+    assert.equal(result.statusChanged, true, 'the status says so');
+    assert.equal(condition(mc.get('default', 'hello-world')!, 'Ready')!.status, 'Unknown');
+    put.release();
+    await put.writing;
+    await wadm.clear(CROWDED);
+  });
+});
+
 describe('an edit', () => {
   it('reads the model afresh but no version this replica put or read: the oldest stays first, a version named by its content hash holds that content', async () => {
     const mc = metacontroller();
