@@ -60,8 +60,10 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
     const summarised = fromSummary(call, app, facts);
     if (summarised === 'answer') return reported(call, app, facts);
     if (summarised) return summarised;
-    // After a put that raced another (facts.ts): what wadm holds now, never what we remember.
-    return { action: facts.raced ? { kind: 'read-model', fresh: true } : { kind: 'read-model' } };
+    // After a put that raced another (facts.ts): what wadm holds now, never what we remember. So
+    // too for an edit: a write follows, and writes are decided on what wadm says in the call, so
+    // the remembered model (and the probe of its lattice it may cost) would only delay that read.
+    return { action: facts.raced || edited(call, app) ? { kind: 'read-model', fresh: true } : { kind: 'read-model' } };
   }
   const model = facts.model;
   const squatted = model === null ? undefined : squatter(modelNameOf(app), model);
@@ -97,6 +99,11 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
   );
   if (deploy) return { verdict: justDeployed(version, deploy.replacing && healedDrift(deploy.replacing), facts.deployedAt ?? call.now) };
   return reported(call, app, facts);
+}
+
+/** The spec asks for another version than the resource's last answer spoke of (or it has none): an edit. */
+function edited(call: Call, app: ValidApplication): boolean {
+  return (call.previousStatus as { version?: unknown } | null | undefined)?.version !== app.manifest.version;
 }
 
 /** The version is deployed as wanted: what wadm reports of it decides, once read. */

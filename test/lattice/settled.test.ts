@@ -201,6 +201,20 @@ describe('an edit', () => {
     assert.equal((await wadm.model('default', 'hello-world'))?.deployed, desired, 'wadm deploys the newest desired version');
   });
 
+  it('sends no liveness probe before its read once the window has passed: the read itself asks wadm', async () => {
+    const mc = metacontroller();
+    await settledApp(mc);
+    clock.advance(5_000); // LIVENESS_MS
+    mc.apply(wasmApp().with({ description: 'edit' }).build() as never);
+    const before = wadm.requests.length;
+    await mc.reconcile('default', 'hello-world');
+    assert.deepEqual(
+      wadm.requests.slice(before).map((r) => r.op),
+      ['versions', 'put', 'deploy'],
+      'three requests in a row, not four',
+    );
+  });
+
   it('reads the oldest version once in a replica that never read it (a restart), then no more', async () => {
     const mc = metacontroller();
     await settledApp(mc);
