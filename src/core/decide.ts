@@ -63,7 +63,8 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
     // After a put that raced another (facts.ts): what wadm holds now, never what we remember. So
     // too for an edit: a write follows, and writes are decided on what wadm says in the call, so
     // the remembered model (and the probe of its lattice it may cost) would only delay that read.
-    return { action: facts.raced || edited(call, app) ? { kind: 'read-model', fresh: true } : { kind: 'read-model' } };
+    if (facts.raced) return { action: { kind: 'read-model', fresh: true } };
+    return { action: edited(call, app) ? { kind: 'read-model', fresh: true, ...lastAnswered(call, app) } : { kind: 'read-model' } };
   }
   const model = facts.model;
   const squatted = model === null ? undefined : squatter(modelNameOf(app), model);
@@ -104,6 +105,12 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
 /** The spec asks for another version than the resource's last answer spoke of (or it has none): an edit. */
 function edited(call: Call, app: ValidApplication): boolean {
   return (call.previousStatus as { version?: unknown } | null | undefined)?.version !== app.manifest.version;
+}
+
+/** The version the resource's last answer named in this lattice: the one it put, so most likely the model's newest. */
+function lastAnswered(call: Call, app: ValidApplication): { newest: string } | undefined {
+  const previous = call.previousStatus as { version?: unknown; lattice?: unknown } | null | undefined;
+  return typeof previous?.version === 'string' && previous.lattice === app.lattice ? { newest: previous.version } : undefined;
 }
 
 /** The version is deployed as wanted: what wadm reports of it decides, once read. */

@@ -145,10 +145,14 @@ interface Target {
   lattice?: string;
 }
 
-/** `fresh`: from wadm, not from memory (before a write). */
+/**
+ * `fresh`: from wadm, not from memory (before a write). `newest`: the version the resource's last
+ * answer named, most likely the model's newest: a shell that does not know what it holds may read
+ * it alongside the model's versions (two reads at once instead of one after the other).
+ */
 export type Read = Target &
   (
-    | { kind: 'read-model'; fresh?: true }
+    | { kind: 'read-model'; fresh?: true; newest?: string }
     | { kind: 'read-version'; version: string }
     | { kind: 'read-status' }
     /** The model's summary and, when the lattice's list gave it, its status (summary.ts). */

@@ -15,6 +15,7 @@ import type { RunningService } from '../support/service.js';
 import { startScenario, WADM_WAIT, type Scenario } from '../support/scenario.js';
 import { testClock } from '../support/clock.js';
 import type { WadmRelay } from '../support/wadm-relay.js';
+import { until } from '../support/wait.js';
 
 let scenario: Scenario;
 let nats: NatsServer;
@@ -215,18 +216,26 @@ describe('an edit', () => {
     );
   });
 
-  it('reads the oldest version once in a replica that never read it (a restart), then no more', async () => {
+  it('reads the newest version with the versions, at once, in a replica that does not know it (a restart), and the oldest once', async () => {
     const mc = metacontroller();
     await settledApp(mc);
     mc.apply(wasmApp().with({ description: 'edit 1' }).build() as never);
     await mc.reconcile('default', 'hello-world');
     running.service.knowledge.reset(); // what a fresh process knows of wadm: nothing
     mc.apply(wasmApp().with({ description: 'edit 2' }).build() as never);
+    const versions = wadm.hold('versions');
     const before = wadm.requests.length;
-    await mc.reconcile('default', 'hello-world');
+    const edit = mc.reconcile('default', 'hello-world');
+    await versions.arrived;
+    const ops = () => wadm.requests.slice(before).map((r) => r.op);
+    await until(() => ops().includes('get'), { what: "the newest version's get, sent while the versions are unanswered" });
+    versions.release();
+    await edit;
+    assert.deepEqual(ops().slice(0, 2).sort(), ['get', 'versions'], 'the versions and the newest version, at once');
     assert.deepEqual(
-      wadm.requests.slice(before).map((r) => r.op),
-      ['versions', 'get', 'get', 'put', 'deploy'],
+      ops().slice(2),
+      ['get', 'put', 'deploy'],
+      'then the oldest version, the put and the deploy: no more requests than before',
     );
   });
 });
