@@ -64,7 +64,7 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
     // too for an edit: a write follows, and writes are decided on what wadm says in the call, so
     // the remembered model (and the probe of its lattice it may cost) would only delay that read.
     if (facts.raced) return { action: { kind: 'read-model', fresh: true } };
-    return { action: edited(call, app) ? { kind: 'read-model', fresh: true, ...lastAnswered(call, app) } : { kind: 'read-model' } };
+    return { action: { kind: 'read-model', ...(edited(call, app) && { fresh: true }), ...lastAnswered(call, app) } };
   }
   const model = facts.model;
   const squatted = model === null ? undefined : squatter(modelNameOf(app), model);
@@ -102,15 +102,27 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
   return reported(call, app, facts);
 }
 
-/** The spec asks for another version than the resource's last answer spoke of (or it has none): an edit. */
+/**
+ * The spec asks for another version than the resource's last answer spoke of: an edit. (A first
+ * call has no answer to compare: it may be another resource's, whose remembered model serves it.)
+ */
 function edited(call: Call, app: ValidApplication): boolean {
-  return (call.previousStatus as { version?: unknown } | null | undefined)?.version !== app.manifest.version;
+  const version = (call.previousStatus as { version?: unknown } | null | undefined)?.version;
+  return typeof version === 'string' && version !== app.manifest.version;
 }
 
-/** The version the resource's last answer named in this lattice: the one it put, so most likely the model's newest. */
-function lastAnswered(call: Call, app: ValidApplication): { newest: string } | undefined {
-  const previous = call.previousStatus as { version?: unknown; lattice?: unknown } | null | undefined;
-  return typeof previous?.version === 'string' && previous.lattice === app.lattice ? { newest: previous.version } : undefined;
+/**
+ * The versions the resource's last answer named in this lattice, whose facts a read of the model
+ * needs: the version it put, most likely the newest (every read needs the newest's), and the
+ * version it found deployed when that is not the desired one (a deploy would replace it, and its
+ * owner decides how).
+ */
+function lastAnswered(call: Call, app: ValidApplication): { named: string[] } | undefined {
+  const previous = call.previousStatus as { version?: unknown; deployedVersion?: unknown; lattice?: unknown } | null | undefined;
+  if (previous?.lattice !== app.lattice) return undefined;
+  const deployed = previous.deployedVersion === app.manifest.version ? undefined : previous.deployedVersion;
+  const named = [...new Set([previous.version, deployed])].filter((v): v is string => typeof v === 'string' && v !== '');
+  return named.length > 0 ? { named } : undefined;
 }
 
 /** The version is deployed as wanted: what wadm reports of it decides, once read. */

@@ -146,13 +146,14 @@ interface Target {
 }
 
 /**
- * `fresh`: from wadm, not from memory (before a write). `newest`: the version the resource's last
- * answer named, most likely the model's newest: a shell that does not know what it holds may read
- * it alongside the model's versions (two reads at once instead of one after the other).
+ * `fresh`: from wadm, not from memory (before a write). `named`: the versions the resource's last
+ * answer named (its version and deployed version), most likely the model's newest and deployed
+ * ones, whose facts an edit needs: a shell that does not know what they hold may read them
+ * alongside the model's versions (reads at once instead of one after the other).
  */
 export type Read = Target &
   (
-    | { kind: 'read-model'; fresh?: true; newest?: string }
+    | { kind: 'read-model'; fresh?: true; named?: string[] }
     | { kind: 'read-version'; version: string }
     | { kind: 'read-status' }
     /** The model's summary and, when the lattice's list gave it, its status (summary.ts). */

@@ -238,6 +238,30 @@ describe('an edit', () => {
       'then the oldest version, the put and the deploy: no more requests than before',
     );
   });
+  it('after a lost deploy, reads the version it put with the versions, at once, and knows the one deployed', async () => {
+    const mc = metacontroller();
+    await settledApp(mc);
+    mc.apply(wasmApp().with({ description: 'edit 1' }).build() as never);
+    await mc.reconcile('default', 'hello-world');
+    mc.apply(wasmApp().with({ description: 'edit 2' }).build() as never);
+    wadm.inject('deploy', { kind: 'lost-request' });
+    await mc.reconcile('default', 'hello-world'); // put; its deploy never reaches wadm
+    const versions = wadm.hold('versions');
+    const before = wadm.requests.length;
+    const retry = mc.reconcile('default', 'hello-world');
+    await versions.arrived;
+    const ops = () => wadm.requests.slice(before).map((r) => r.op);
+    await until(() => ops().includes('get'), { what: 'the version put read while the versions are unanswered' });
+    versions.release();
+    await retry;
+    // The call that put it failed, so the replica kept nothing of it; the version deployed is the
+    // one it put before, named by its content: what it learnt then holds (one after the other:
+    // versions, the newest, the deployed one, then the deploy).
+    assert.deepEqual(ops().slice(0, 2).sort(), ['get', 'versions'], 'the versions and the version put, at once');
+    assert.deepEqual(ops().slice(2), ['deploy'], 'then the deploy');
+    const desired = (mc.get('default', 'hello-world')!.status as { version: string }).version;
+    assert.equal((await wadm.model('default', 'hello-world'))?.deployed, desired, 'wadm deploys the newest desired version');
+  });
 });
 
 describe('a cold start', () => {
