@@ -64,7 +64,7 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
     // too for an edit: a write follows, and writes are decided on what wadm says in the call, so
     // the remembered model (and the probe of its lattice it may cost) would only delay that read.
     if (facts.raced) return { action: { kind: 'read-model', fresh: true } };
-    return { action: { kind: 'read-model', ...(edited(call, app) && { fresh: true }), ...lastAnswered(call, app) } };
+    return { action: { kind: 'read-model', ...(edited(call, app) && { fresh: true }), ...lastDeployed(call, app) } };
   }
   const model = facts.model;
   const squatted = model === null ? undefined : squatter(modelNameOf(app), model);
@@ -112,17 +112,14 @@ function edited(call: Call, app: ValidApplication): boolean {
 }
 
 /**
- * The versions the resource's last answer named in this lattice, whose facts a read of the model
- * needs: the version it put, most likely the newest (every read needs the newest's), and the
- * version it found deployed when that is not the desired one (a deploy would replace it, and its
- * owner decides how).
+ * The version the resource's last answer found deployed in this lattice, when not the desired one:
+ * a deploy would replace it, and its owner decides how, so a read of the model needs its facts.
+ * (The version the last answer asked for may never have been put: naming it could cost a read.)
  */
-function lastAnswered(call: Call, app: ValidApplication): { named: string[] } | undefined {
-  const previous = call.previousStatus as { version?: unknown; deployedVersion?: unknown; lattice?: unknown } | null | undefined;
-  if (previous?.lattice !== app.lattice) return undefined;
-  const deployed = previous.deployedVersion === app.manifest.version ? undefined : previous.deployedVersion;
-  const named = [...new Set([previous.version, deployed])].filter((v): v is string => typeof v === 'string' && v !== '');
-  return named.length > 0 ? { named } : undefined;
+function lastDeployed(call: Call, app: ValidApplication): { deployed: string } | undefined {
+  const previous = call.previousStatus as { deployedVersion?: unknown; lattice?: unknown } | null | undefined;
+  const deployed = previous?.lattice === app.lattice ? previous.deployedVersion : undefined;
+  return typeof deployed === 'string' && deployed !== '' && deployed !== app.manifest.version ? { deployed } : undefined;
 }
 
 /** The version is deployed as wanted: what wadm reports of it decides, once read. */

@@ -59,7 +59,10 @@ export class LatticeGateway {
           this.watch.watch(lattice);
           this.knowledge.manage(lattice, name);
         }
-        return { kind: 'model', model: await this.readModel(lattice, name, action.fresh === true, action.named) };
+        return {
+          kind: 'model',
+          model: await this.readModel(lattice, name, action.fresh === true, action.deployed === undefined ? [] : [action.deployed]),
+        };
       case 'read-summary': {
         const first = !this.knowledge.knows(lattice, name);
         this.watch.watch(lattice);
@@ -194,11 +197,11 @@ export class LatticeGateway {
   }
 
   /**
-   * The model's versions, and its newest version's facts. The versions the core names (those the
-   * resource's last answer put and found deployed, whose facts an edit needs) are read with the
-   * versions, at once, where this replica does not know what they hold (another replica put them,
-   * or this one restarted): one round trip to wadm fewer in a row, and no request more than the
-   * core would make after the versions.
+   * The model's versions, and its newest version's facts. The versions the core names (the one the
+   * resource's last answer found deployed, whose facts an edit needs) are read with the versions,
+   * at once, where this replica does not know what they hold (another replica put them, or this
+   * one restarted): one round trip to wadm fewer in a row, and no request more than the core would
+   * make after the versions.
    */
   private async fetchModel(lattice: string, name: string, named: readonly string[] = []): Promise<ModelFacts | null> {
     const unknown = named.filter((version) => this.learnt(lattice, name, version) === undefined);
