@@ -60,8 +60,11 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
     const summarised = fromSummary(call, app, facts);
     if (summarised === 'answer') return reported(call, app, facts);
     if (summarised) return summarised;
-    // After a put that raced another (facts.ts): what wadm holds now, never what we remember.
-    return { action: facts.raced ? { kind: 'read-model', fresh: true } : { kind: 'read-model' } };
+    // After a put that raced another (facts.ts): what wadm holds now, never what we remember. So
+    // too for an edit: a write follows, and writes are decided on what wadm says in the call, so
+    // the remembered model (and the probe of its lattice it may cost) would only delay that read.
+    if (facts.raced) return { action: { kind: 'read-model', fresh: true } };
+    return { action: { kind: 'read-model', ...(edited(call, app) && { fresh: true }), ...lastDeployed(call, app) } };
   }
   const model = facts.model;
   const squatted = model === null ? undefined : squatter(modelNameOf(app), model);
@@ -97,6 +100,26 @@ function syncHere(call: Call, facts: LatticeFacts): Decision {
   );
   if (deploy) return { verdict: justDeployed(version, deploy.replacing && healedDrift(deploy.replacing), facts.deployedAt ?? call.now) };
   return reported(call, app, facts);
+}
+
+/**
+ * The spec asks for another version than the resource's last answer spoke of: an edit. (A first
+ * call has no answer to compare: it may be another resource's, whose remembered model serves it.)
+ */
+function edited(call: Call, app: ValidApplication): boolean {
+  const version = (call.previousStatus as { version?: unknown } | null | undefined)?.version;
+  return typeof version === 'string' && version !== app.manifest.version;
+}
+
+/**
+ * The version the resource's last answer found deployed in this lattice, when not the desired one:
+ * a deploy would replace it, and its owner decides how, so a read of the model needs its facts.
+ * (The version the last answer asked for may never have been put: naming it could cost a read.)
+ */
+function lastDeployed(call: Call, app: ValidApplication): { deployed: string } | undefined {
+  const previous = call.previousStatus as { deployedVersion?: unknown; lattice?: unknown } | null | undefined;
+  const deployed = previous?.lattice === app.lattice ? previous.deployedVersion : undefined;
+  return typeof deployed === 'string' && deployed !== '' && deployed !== app.manifest.version ? { deployed } : undefined;
 }
 
 /** The version is deployed as wanted: what wadm reports of it decides, once read. */

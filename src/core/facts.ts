@@ -145,10 +145,15 @@ interface Target {
   lattice?: string;
 }
 
-/** `fresh`: from wadm, not from memory (before a write). */
+/**
+ * `fresh`: from wadm, not from memory (before a write). `deployed`: the version the resource's last
+ * answer found deployed, when not the desired one: an edit needs its facts (its deploy replaces
+ * it), and after a settled version it is the newest too. A shell that does not know what it holds
+ * may read it alongside the model's versions (at once instead of one after the other).
+ */
 export type Read = Target &
   (
-    | { kind: 'read-model'; fresh?: true }
+    | { kind: 'read-model'; fresh?: true; deployed?: string }
     | { kind: 'read-version'; version: string }
     | { kind: 'read-status' }
     /** The model's summary and, when the lattice's list gave it, its status (summary.ts). */

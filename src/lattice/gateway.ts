@@ -59,7 +59,10 @@ export class LatticeGateway {
           this.watch.watch(lattice);
           this.knowledge.manage(lattice, name);
         }
-        return { kind: 'model', model: await this.readModel(lattice, name, action.fresh === true) };
+        return {
+          kind: 'model',
+          model: await this.readModel(lattice, name, action.fresh === true, action.deployed === undefined ? [] : [action.deployed]),
+        };
       case 'read-summary': {
         const first = !this.knowledge.knows(lattice, name);
         this.watch.watch(lattice);
@@ -145,12 +148,24 @@ export class LatticeGateway {
     this.indexed.add(lattice);
   }
 
-  private async readModel(lattice: string, name: string, fresh: boolean): Promise<ModelFacts | null> {
+  private async readModel(lattice: string, name: string, fresh: boolean, named?: readonly string[]): Promise<ModelFacts | null> {
     if (!fresh && this.knowledge.needsCheck(lattice, name)) await this.census.check(lattice);
     const remembered = fresh ? undefined : this.knowledge.model(lattice, name);
-    if (remembered === undefined) return this.fetchModel(lattice, name);
-    if (!this.knowledge.isAlive(lattice)) await this.client.probe(lattice);
+    if (remembered === undefined) return this.fetchModel(lattice, name, named);
+    await this.confirmAlive(lattice);
     return remembered;
+  }
+
+  /**
+   * What is remembered of a lattice is used only while its wadm answered lately: else one probe
+   * (shared by the lattice's calls) asks first. A probe that waited behind other requests wadm
+   * was answering says wadm is busy, not gone: what is remembered stays true (signs-of-life.ts).
+   * A probe that fails otherwise throws, and the call answers LatticeUnavailable.
+   */
+  private async confirmAlive(lattice: string): Promise<void> {
+    if (this.knowledge.isAlive(lattice)) return;
+    // Taken as an answer for the liveness window: no further probe joins wadm's queue meanwhile.
+    if ((await this.client.probe(lattice)) === 'busy') this.knowledge.answered(lattice);
   }
 
   /**
@@ -166,7 +181,7 @@ export class LatticeGateway {
     if (this.knowledge.needsCheck(lattice, name)) await this.census.check(lattice);
     const remembered = this.knowledge.summary(lattice, name);
     if (remembered !== undefined) {
-      if (!this.knowledge.isAlive(lattice)) await this.client.probe(lattice);
+      await this.confirmAlive(lattice);
       return remembered;
     }
     const checkpoint = this.knowledge.checkpoint();
@@ -181,11 +196,32 @@ export class LatticeGateway {
     return summary;
   }
 
-  private async fetchModel(lattice: string, name: string): Promise<ModelFacts | null> {
-    const versions = await this.client.versions(lattice, name);
+  /**
+   * The model's versions, and its newest version's facts. The versions the core names (the one the
+   * resource's last answer found deployed, whose facts an edit needs) are read with the versions,
+   * at once, where this replica does not know what they hold (another replica put them, or this
+   * one restarted): one round trip to wadm fewer in a row, and no request more than the core would
+   * make after the versions.
+   */
+  private async fetchModel(lattice: string, name: string, named: readonly string[] = []): Promise<ModelFacts | null> {
+    const unknown = named.filter((version) => this.learnt(lattice, name, version) === undefined);
+    const [versions, early] = await Promise.all([
+      this.client.versions(lattice, name),
+      Promise.all(unknown.map((version) => this.client.metadata(lattice, name, version))),
+    ]);
     const newest = versions?.[versions.length - 1];
     if (!versions || !newest) return this.absent(lattice, name);
-    const newestFacts = await this.newest(lattice, name, newest.version);
+    const read = new Map<string, VersionFacts>();
+    const listed = (version: string) => versions.some((v) => v.version === version);
+    unknown.forEach((version, i) => {
+      const metadata = early[i];
+      if (metadata && listed(version)) read.set(version, versionFacts(version, metadata));
+    });
+    for (const version of named) {
+      const learnt = read.has(version) || !listed(version) ? undefined : this.learnt(lattice, name, version);
+      if (learnt !== undefined) read.set(version, learnt);
+    }
+    const newestFacts = read.get(newest.version) ?? (await this.newest(lattice, name, newest.version));
     // Deleted between the two requests: there is no model.
     if (newestFacts === null) return this.absent(lattice, name);
     // The oldest version, when a call of ours read it, is as it was (knowledge.ts origin).
@@ -194,7 +230,7 @@ export class LatticeGateway {
     const model: ModelFacts = {
       versions: versions.map((v) => v.version),
       deployedVersion: versions.find((v) => v.deployed)?.version ?? null,
-      known: { [newest.version]: newestFacts, ...(remembered && { [origin.version]: origin }) },
+      known: { ...Object.fromEntries(read), [newest.version]: newestFacts, ...(remembered && { [origin.version]: origin }) },
       storedName: newestFacts.name ?? name,
     };
     const sizes = this.knowledge.sizes(lattice, name);
@@ -208,11 +244,21 @@ export class LatticeGateway {
    * put. A version we put carries the name we put it under.
    */
   private async newest(lattice: string, name: string, version: string): Promise<VersionFacts | null> {
-    const learnt = this.knowledge.versionFacts(lattice, name, version);
-    if (learnt !== undefined && namedByContent(version, learnt.contentHash))
-      return learnt.name === undefined ? { ...learnt, name } : learnt;
+    const learnt = this.learnt(lattice, name, version);
+    if (learnt !== undefined) return learnt;
     const metadata = await this.client.metadata(lattice, name);
     return metadata && versionFacts(version, metadata);
+  }
+
+  /**
+   * What a call of ours learnt of this version (read or put), when it is named by the hash of its
+   * content (ours, unpinned): while it exists it holds what it held then. It carries the name we
+   * put it under.
+   */
+  private learnt(lattice: string, name: string, version: string): VersionFacts | undefined {
+    const learnt = this.knowledge.versionFacts(lattice, name, version);
+    if (learnt === undefined || !namedByContent(version, learnt.contentHash)) return undefined;
+    return learnt.name === undefined ? { ...learnt, name } : learnt;
   }
 
   /** wadm has no such model: nothing it said of one before speaks of the next (knowledge.ts). */

@@ -14,8 +14,8 @@
 //     delete (watch.ts);
 //   - watching(lattice, false): the lattice's subscriptions were refused or dropped (watch.ts);
 //   - reset(): the NATS connection was lost or made again (wiring/lattice.ts);
-//   - time: the lattice's wadm answered nothing within livenessMs (answered() is called on
-//     every answer, wiring/lattice.ts), or the model was read longer than modelTtlMs ago, or
+//   - time: the lattice's wadm answered nothing within livenessMs (answered(), wiring/lattice.ts,
+//     or its probe waited behind our answered requests, gateway.ts), the model was read over modelTtlMs ago, or
 //     neither it was read nor its lattice listed within checkPeriodMs (checked());
 //   - checked(): the lattice's list no longer shows the model as remembered (core/census.ts);
 //   - takeSummary(), summarised(): a summary of a model not read (core/summary.ts);

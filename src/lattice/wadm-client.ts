@@ -5,6 +5,7 @@ import { headers, type NatsConnection } from 'nats';
 import { compile, type Checker } from '../schema/validator.js';
 import { badReply, outcomeOf, unavailable, WadmUnavailableError } from './errors.js';
 import { LatticeLimiters } from './limiter.js';
+import { SignsOfLife } from './signs-of-life.js';
 import { timeLeft } from '../plumbing/deadline.js';
 import { apiSubject, grantFor, type ModelOperation } from './subjects.js';
 import type { KeyHolds } from '../core/facts.js';
@@ -40,6 +41,8 @@ const PROBE_NAME = 'wasmcloud-metacontroller-liveness';
 /** `versions`: how many versions the model holds after the put, as wadm counted them. */
 export type PutOutcome = { kind: 'created'; versions?: number } | { kind: 'exists' } | { kind: 'rejected'; message: string };
 export type WriteOutcome = { kind: 'done' } | { kind: 'notfound' } | { kind: 'rejected'; message: string };
+/** `busy`: no answer in time, but wadm answered meanwhile requests of ours sent before the probe (signs-of-life.ts). */
+export type ProbeOutcome = 'answered' | 'busy';
 
 /** A manifest as wadm returns it: the fields we read are checked, the rest passes through. */
 type StoredManifest = NonNullable<Static<typeof GetReplySchema>['manifest']> & Record<string, unknown>;
@@ -60,6 +63,8 @@ export class WadmClient {
   private readonly inFlightReads = new Map<string, Promise<unknown>>();
   /** How long wadm has lately taken to answer each operation (a moving average), once it answered one. */
   private readonly typicalMs = new Map<ModelOperation, number>();
+  /** Which requests of ours wadm answered, in the order we sent them, for every lattice. */
+  private readonly life = new SignsOfLife();
 
   constructor(private readonly options: WadmClientOptions) {
     this.limiters = new LatticeLimiters(options.maxInFlightPerLattice ?? 32);
@@ -167,10 +172,26 @@ export class WadmClient {
 
   /**
    * Proves that wadm serves this lattice's API, as cheaply as wadm allows: wadm 0.21 answers
-   * `model.history` at once with an error, touching no storage. Any reply will do.
+   * `model.history` at once with an error, touching no storage. Any reply will do. A probe that
+   * times out while wadm answered requests of ours sent before it waited behind them in wadm's
+   * one queue: `busy`, not a failure. Else its timeout is thrown: wadm gave no sign of life.
    */
-  async probe(lattice: string): Promise<void> {
-    await this.call(lattice, 'history', PROBE_NAME, '', checkReply);
+  async probe(lattice: string): Promise<ProbeOutcome> {
+    const watch = this.life.watch();
+    try {
+      await this.call(lattice, 'history', PROBE_NAME, '', checkReply);
+      return 'answered';
+    } catch (err) {
+      if (
+        err instanceof WadmUnavailableError &&
+        err.reason === 'Timeout' &&
+        (await this.life.heard(watch, timeLeft(this.options.timeoutMs)))
+      )
+        return 'busy';
+      throw err;
+    } finally {
+      this.life.end(watch);
+    }
   }
 
   async status(lattice: string, name: string): Promise<WadmStatus> {
@@ -245,9 +266,12 @@ export class WadmClient {
       );
     const started = performance.now();
     let outcome = 'ok';
+    const seq = this.life.sending();
+    let answered = false;
     try {
       const opts = { timeout, ...(contentType ? { headers: contentTypeHeader(contentType) } : {}) };
       const msg = await nc.request(subject, body, opts);
+      answered = true;
       const took = performance.now() - started;
       this.typicalMs.set(op, typical === undefined ? took : typical + (took - typical) * 0.25);
       return JSON.parse(msg.string()) as unknown;
@@ -255,6 +279,7 @@ export class WadmClient {
       outcome = outcomeOf(err);
       throw unavailable(err, subject, timeout, grantFor(this.options.apiPrefix, lattice));
     } finally {
+      this.life.ended(seq, answered);
       this.options.onRequest?.(lattice, op, outcome, performance.now() - started);
     }
   }

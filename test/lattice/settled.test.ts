@@ -15,6 +15,7 @@ import type { RunningService } from '../support/service.js';
 import { startScenario, WADM_WAIT, type Scenario } from '../support/scenario.js';
 import { testClock } from '../support/clock.js';
 import type { WadmRelay } from '../support/wadm-relay.js';
+import { until } from '../support/wait.js';
 
 let scenario: Scenario;
 let nats: NatsServer;
@@ -103,7 +104,95 @@ describe('the settled fast path', () => {
   });
 });
 
+describe('a busy wadm', () => {
+  /** Another lattice, whose writes the quiet lattice's probe waits behind in wadm's one queue. */
+  const CROWDED = 'crowded';
+  const writer = () => wasmApp().named('writer').inLattice(CROWDED);
+  const quietRequests = () => wadm.requests.filter((r) => r.lattice === 'default').map((r) => r.op);
+
+  /** A settled application, and another lattice's application whose edit puts. */
+  async function twoLattices(): Promise<FakeMetacontroller> {
+    const mc = metacontroller();
+    await settledApp(mc);
+    mc.apply(writer().build() as never);
+    await mc.reconcile('default', 'writer');
+    mc.apply(writer().with({ description: 'edit' }).build() as never);
+    clock.advance(5_000); // LIVENESS_MS: the settled application's next call probes its lattice
+    return mc;
+  }
+
+  /** The other lattice's edit, its put held at the relay: wadm has it in its queue, unanswered. */
+  async function putHeld(mc: FakeMetacontroller) {
+    const put = wadm.hold('put', { lattice: CROWDED });
+    const writing = mc.reconcile('default', 'writer');
+    await put.arrived;
+    return { release: () => put.release(), writing };
+  }
+
+  async function probed(mc: FakeMetacontroller, whileProbing: () => void) {
+    const probe = wadm.hold('history', { lattice: 'default' });
+    const before = quietRequests().length;
+    const quiet = mc.reconcile('default', 'hello-world');
+    await probe.arrived;
+    whileProbing();
+    const result = await quiet;
+    probe.release();
+    return { result, requests: quietRequests().slice(before) };
+  }
+
+  it("keeps a quiet lattice's settled application Ready when its probe waits behind another lattice's write that wadm answers", async () => {
+    const mc = await twoLattices();
+    const put = await putHeld(mc);
+    // wadm answers the put while the probe, sent after it, still waits: busy, not gone.
+    const { result, requests } = await probed(mc, () => put.release());
+    assert.deepEqual(requests, ['history'], 'one probe');
+    assert.equal(result.statusChanged, false, 'no status write');
+    assert.equal(condition(mc.get('default', 'hello-world')!, 'Ready')!.status, 'True');
+    await put.writing;
+    const settled = quietRequests().length;
+    for (let i = 0; i < 3; i++) await mc.reconcile('default', 'hello-world');
+    assert.equal(quietRequests().length, settled, 'taken as a sign of life: no probe joins the queue within the window');
+    assert.equal(condition(mc.get('default', 'hello-world')!, 'Ready')!.status, 'True');
+    await wadm.clear(CROWDED);
+  });
+
+  it('turns it Unknown when its probe times out and wadm answered nothing meanwhile', async () => {
+    const mc = await twoLattices();
+    const { result, requests } = await probed(mc, () => undefined);
+    assert.deepEqual(requests, ['history'], 'one probe');
+    assert.equal(result.statusChanged, true, 'the status says so');
+    const ready = condition(mc.get('default', 'hello-world')!, 'Ready')!;
+    assert.deepEqual([ready.status, ready.reason], ['Unknown', 'LatticeUnavailable']);
+    await wadm.clear(CROWDED);
+  });
+
+  it('turns it Unknown when wadm also leaves the request the probe waited behind unanswered (a stalled wadm)', async () => {
+    const mc = await twoLattices();
+    const put = await putHeld(mc);
+    // The put is still being worked on when the probe times out; it is waited for, and times out too.
+    const { result } = await probed(mc, () => undefined);
+    assert.equal(result.statusChanged, true, 'the status says so');
+    assert.equal(condition(mc.get('default', 'hello-world')!, 'Ready')!.status, 'Unknown');
+    put.release();
+    await put.writing;
+    await wadm.clear(CROWDED);
+  });
+});
+
 describe('an edit', () => {
+  /** One pass, its model's versions held at the relay until a get arrives beside them (sent at once): its requests. */
+  async function withVersionsHeld(mc: FakeMetacontroller): Promise<string[]> {
+    const versions = wadm.hold('versions');
+    const before = wadm.requests.length;
+    const pass = mc.reconcile('default', 'hello-world');
+    await versions.arrived;
+    const ops = () => wadm.requests.slice(before).map((r) => r.op);
+    await until(() => ops().includes('get'), { what: 'a get sent while the versions are unanswered' });
+    versions.release();
+    await pass;
+    return ops();
+  }
+
   it('reads the model afresh but no version this replica put or read: the oldest stays first, a version named by its content hash holds that content', async () => {
     const mc = metacontroller();
     await settledApp(mc);
@@ -126,19 +215,55 @@ describe('an edit', () => {
     assert.equal((await wadm.model('default', 'hello-world'))?.deployed, desired, 'wadm deploys the newest desired version');
   });
 
-  it('reads the oldest version once in a replica that never read it (a restart), then no more', async () => {
+  it('sends no liveness probe before its read once the window has passed: the read itself asks wadm', async () => {
+    const mc = metacontroller();
+    await settledApp(mc);
+    clock.advance(5_000); // LIVENESS_MS
+    mc.apply(wasmApp().with({ description: 'edit' }).build() as never);
+    const before = wadm.requests.length;
+    await mc.reconcile('default', 'hello-world');
+    assert.deepEqual(
+      wadm.requests.slice(before).map((r) => r.op),
+      ['versions', 'put', 'deploy'],
+      'three requests in a row, not four',
+    );
+  });
+
+  it('reads the newest version with the versions, at once, in a replica that does not know it (a restart), and the oldest once', async () => {
     const mc = metacontroller();
     await settledApp(mc);
     mc.apply(wasmApp().with({ description: 'edit 1' }).build() as never);
     await mc.reconcile('default', 'hello-world');
     running.service.knowledge.reset(); // what a fresh process knows of wadm: nothing
     mc.apply(wasmApp().with({ description: 'edit 2' }).build() as never);
+    const ops = await withVersionsHeld(mc);
+    assert.deepEqual(ops.slice(0, 2).sort(), ['get', 'versions'], 'the versions and the newest version, at once');
+    assert.deepEqual(
+      ops.slice(2),
+      ['get', 'put', 'deploy'],
+      'then the oldest version, the put and the deploy: no more requests than before',
+    );
+  });
+
+  it('after a lost deploy, knows the version still deployed from what it learnt: no read of it', async () => {
+    const mc = metacontroller();
+    await settledApp(mc);
+    mc.apply(wasmApp().with({ description: 'edit 1' }).build() as never);
+    await mc.reconcile('default', 'hello-world');
+    mc.apply(wasmApp().with({ description: 'edit 2' }).build() as never);
+    wadm.inject('deploy', { kind: 'lost-request' });
+    await mc.reconcile('default', 'hello-world'); // put; its deploy never reaches wadm
     const before = wadm.requests.length;
     await mc.reconcile('default', 'hello-world');
+    // The call that put the new version failed, so the replica kept nothing of it: its get. The
+    // version deployed is the one it put before, named by its content: what it learnt then holds
+    // (one after the other, the get of it came next).
     assert.deepEqual(
       wadm.requests.slice(before).map((r) => r.op),
-      ['versions', 'get', 'get', 'put', 'deploy'],
+      ['versions', 'get', 'deploy'],
     );
+    const desired = (mc.get('default', 'hello-world')!.status as { version: string }).version;
+    assert.equal((await wadm.model('default', 'hello-world'))?.deployed, desired, 'wadm deploys the newest desired version');
   });
 });
 
