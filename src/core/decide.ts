@@ -117,9 +117,9 @@ function edited(call: Call, app: ValidApplication): boolean {
  * (The version the last answer asked for may never have been put: naming it could cost a read.)
  */
 function lastDeployed(call: Call, app: ValidApplication): { deployed: string } | undefined {
-  const previous = call.previousStatus as { deployedVersion?: unknown; lattice?: unknown } | null | undefined;
-  const deployed = previous?.lattice === app.lattice ? previous.deployedVersion : undefined;
-  return typeof deployed === 'string' && deployed !== '' && deployed !== app.manifest.version ? { deployed } : undefined;
+  const lattice = (call.previousStatus as { lattice?: unknown } | null | undefined)?.lattice;
+  const deployed = lattice === app.lattice ? previousDeployed(call.previousStatus) : undefined;
+  return deployed !== undefined && deployed !== '' && deployed !== app.manifest.version ? { deployed } : undefined;
 }
 
 /** The version is deployed as wanted: what wadm reports of it decides, once read. */

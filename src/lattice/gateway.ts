@@ -204,23 +204,19 @@ export class LatticeGateway {
    * make after the versions.
    */
   private async fetchModel(lattice: string, name: string, named: readonly string[] = []): Promise<ModelFacts | null> {
-    const unknown = named.filter((version) => this.learnt(lattice, name, version) === undefined);
+    const learnt = named.map((version) => ({ version, facts: this.learnt(lattice, name, version) }));
+    const unknown = learnt.filter(({ facts }) => facts === undefined).map(({ version }) => version);
     const [versions, early] = await Promise.all([
       this.client.versions(lattice, name),
       Promise.all(unknown.map((version) => this.client.metadata(lattice, name, version))),
     ]);
     const newest = versions?.[versions.length - 1];
     if (!versions || !newest) return this.absent(lattice, name);
+    // What was read just now first, then what was learnt before; only versions wadm still lists.
     const read = new Map<string, VersionFacts>();
-    const listed = (version: string) => versions.some((v) => v.version === version);
-    unknown.forEach((version, i) => {
-      const metadata = early[i];
-      if (metadata && listed(version)) read.set(version, versionFacts(version, metadata));
-    });
-    for (const version of named) {
-      const learnt = read.has(version) || !listed(version) ? undefined : this.learnt(lattice, name, version);
-      if (learnt !== undefined) read.set(version, learnt);
-    }
+    unknown.forEach((version, i) => early[i] && read.set(version, versionFacts(version, early[i])));
+    for (const { version, facts } of learnt) if (facts !== undefined) read.set(version, facts);
+    for (const version of read.keys()) if (!versions.some((v) => v.version === version)) read.delete(version);
     const newestFacts = read.get(newest.version) ?? (await this.newest(lattice, name, newest.version));
     // Deleted between the two requests: there is no model.
     if (newestFacts === null) return this.absent(lattice, name);
