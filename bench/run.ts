@@ -48,6 +48,11 @@ const STEADY_SECONDS = setting('BENCH_STEADY_SECONDS', 6, 2);
 const ROUNDS = setting('BENCH_ROUNDS', 7, 5);
 const COLD_APPS = setting('BENCH_COLD_APPS', 300, 50);
 const COLD_ROUNDS = setting('BENCH_COLD_ROUNDS', 3, 1);
+/**
+ * BENCH_COLD_SHAPES=spread: the cold part's shapes, `one` (all in lattice `default`) and `spread`;
+ * the spread shape alone runs more applications per round in the time one lattice takes.
+ */
+const COLD_SHAPES = (process.env['BENCH_COLD_SHAPES'] ?? 'one,spread').split(',');
 const CACHED_APPS = setting('BENCH_CACHED_APPS', 10_000, 2_000);
 /** BENCH_RESTART_APPS=1000,10000: settled applications answered by a fresh process (bench/restart.ts). */
 const RESTART_APPS = (process.env['BENCH_RESTART_APPS'] ?? (QUICK ? '1000' : '1000,10000')).split(',').map(Number);
@@ -274,12 +279,12 @@ function cpuPerRequest(rounds: Round<Watched<Load>>[]) {
  * team's (`team-0`…, with a `-`: each lattice's first put reads its index key once).
  */
 async function cold(pin: Pinning) {
-  const shapes: [string, (i: number) => string][] = [
-    ['one lattice', () => 'default'],
-    [`spread over ${COLD_LATTICES} lattices`, (i) => `team-${i % COLD_LATTICES}`],
+  const shapes: [string, string, (i: number) => string][] = [
+    ['one', 'one lattice', () => 'default'],
+    ['spread', `spread over ${COLD_LATTICES} lattices`, (i) => `team-${i % COLD_LATTICES}`],
   ];
   const results: Record<string, unknown> = {};
-  for (const [shape, latticeOf] of shapes) results[shape] = await coldShape(shape, latticeOf, pin);
+  for (const [key, shape, latticeOf] of shapes) if (COLD_SHAPES.includes(key)) results[shape] = await coldShape(shape, latticeOf, pin);
   return results;
 }
 

@@ -3,7 +3,7 @@
 // names the same content with the same version and an unchanged spec never makes a new one.
 import type { ApplicationSpec } from '../schema/application.js';
 import type { ValidSpec } from './validate.js';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { CONTENT_HASH_ANNOTATION, DESCRIPTION_ANNOTATION, OWNER_ANNOTATION, VERSION_ANNOTATION } from './names.js';
 import { byCodeUnits } from './order.js';
 
@@ -73,7 +73,7 @@ export function canonicalJson(value: unknown): string {
   }
   const record = value as Record<string, unknown>;
   let out = '{';
-  for (const key of Object.keys(record).sort()) {
+  for (const key of sortedKeys(record)) {
     const item = record[key];
     if (item === undefined) continue;
     out += (out.length === 1 ? '' : ',') + JSON.stringify(key) + ':' + canonicalJson(item);
@@ -81,6 +81,24 @@ export function canonicalJson(value: unknown): string {
   return `${out}}`;
 }
 
+/**
+ * The object's keys in Array.prototype.sort's default order (UTF-16 code units). A spec's objects
+ * have a few keys each, and sort() allocates a work area on every call: insertion sort in place
+ * below a handful of keys.
+ */
+function sortedKeys(record: Record<string, unknown>): string[] {
+  const keys = Object.keys(record);
+  if (keys.length > 16) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    for (; j >= 0 && keys[j]! > key; j--) keys[j + 1] = keys[j]!;
+    keys[j + 1] = key;
+  }
+  return keys;
+}
+
+/** One-shot: crypto.hash() costs a new application less than a Hash object (issue 39's cold path round). */
 function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text, 'hex');
 }

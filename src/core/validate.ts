@@ -145,14 +145,25 @@ function passThrough(map: Record<string, string>, field: string, problems: strin
   return Object.fromEntries(kept);
 }
 
-/** Iterative, so that the check itself cannot overflow the stack. */
+/**
+ * Iterative, so that the check itself cannot overflow the stack. Objects only are stacked, each
+ * beside its depth in a second stack: no pair per value (this runs on every new spec).
+ */
 function deeperThan(value: unknown, limit: number): boolean {
-  const pending: [unknown, number][] = [[value, 0]];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [node, depth] = next;
-    if (node === null || typeof node !== 'object') continue;
+  if (value === null || typeof value !== 'object') return false;
+  const nodes: object[] = [value];
+  const depths: number[] = [0];
+  while (nodes.length > 0) {
+    const node = nodes.pop()!;
+    const depth = depths.pop()!;
     if (depth >= limit) return true;
-    for (const child of Object.values(node)) pending.push([child, depth + 1]);
+    const children: unknown[] = Array.isArray(node) ? node : Object.values(node);
+    for (const child of children) {
+      if (child !== null && typeof child === 'object') {
+        nodes.push(child);
+        depths.push(depth + 1);
+      }
+    }
   }
   return false;
 }

@@ -12,7 +12,7 @@
 //   - the NATS server's max_payload (the size check depends on it);
 //   - the Knowledge stamp: lattice/knowledge.ts opens with every event that replaces it.
 // An answer that needed nothing from wadm (an invalid spec, a denied lattice) has no stamp.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { applicationOf, type Application } from '../core/application.js';
 import type { Run } from '../core/steps.js';
 import { Lru } from '../plumbing/lru.js';
@@ -65,7 +65,7 @@ interface Settled extends AnswerKey, Answer {
 
 export function answerOf(response: object): Answer {
   const json = JSON.stringify(response);
-  return { json, etag: `"${createHash('sha1').update(json).digest('base64url')}"` };
+  return { json, etag: `"${hash('sha1', json, 'base64url')}"` };
 }
 
 export class Answers {
@@ -178,9 +178,7 @@ function fingerprint(parent: Parent): string | undefined {
   // The status's lattice is where an application without spec.lattice stays (validate.ts latticeOf).
   const current = (parent.status as { lattice?: unknown } | null | undefined)?.lattice;
   try {
-    return createHash('sha1')
-      .update(JSON.stringify([namespace, name, generation, labels, annotations, parent.spec, current]))
-      .digest('base64');
+    return hash('sha1', JSON.stringify([namespace, name, generation, labels, annotations, parent.spec, current]), 'base64');
   } catch {
     return undefined; // too deep to serialise: derivation reports it
   }

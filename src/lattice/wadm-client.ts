@@ -1,7 +1,7 @@
 // A client of wadm's NATS API (wadm 0.21): one method per operation we use, each reply checked
 // against its schema. Transport trouble, and storage errors that outlast a few retries, are
 // thrown as WadmUnavailableError; every other answer is returned for the caller to judge.
-import { headers, type NatsConnection } from 'nats';
+import { headers, type MsgHdrs, type NatsConnection } from 'nats';
 import { compile, type Checker } from '../schema/validator.js';
 import { badReply, outcomeOf, unavailable, WadmUnavailableError } from './errors.js';
 import { LatticeLimiters } from './limiter.js';
@@ -313,8 +313,15 @@ function listedStatus(status: unknown): WadmStatus | undefined {
   return placeholder ? undefined : status;
 }
 
-function contentTypeHeader(value: string) {
-  const h = headers();
-  h.set('Content-Type', value);
+/** One headers object per content type, built once: nats.js only reads them (every put sends one). */
+const CONTENT_TYPE_HEADERS = new Map<string, MsgHdrs>();
+
+function contentTypeHeader(value: string): MsgHdrs {
+  let h = CONTENT_TYPE_HEADERS.get(value);
+  if (h === undefined) {
+    h = headers();
+    h.set('Content-Type', value);
+    CONTENT_TYPE_HEADERS.set(value, h);
+  }
   return h;
 }

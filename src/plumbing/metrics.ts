@@ -1,6 +1,6 @@
 // Prometheus metrics. One registry per process (not prom-client's global), so tests can build
 // several servers side by side.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { Lru } from './lru.js';
 import { LightHistogram } from './histogram.js';
 import { VERSION } from './version.js';
@@ -23,6 +23,11 @@ export class Metrics {
   // resync's cost (docs/benchmarks-history.md, second round of issue 15).
   private readonly hookCalls = new Tally();
   private readonly answerSources = new Tally();
+  // The same for the metrics of every wadm request and write: a new application's call makes
+  // three requests and two writes, and prom-client's label hashing was a visible share of the
+  // cold path's CPU (docs/benchmarks-history.md, issue 39's cold path round).
+  private readonly wadmRequestCounts = new Tally();
+  private readonly wadmWriteCounts = new Tally();
 
   readonly hookRequests: Counter<'hook' | 'code'> = new Counter({
     name: `${PREFIX}hook_requests_total`,
@@ -40,26 +45,28 @@ export class Metrics {
     this.registry,
   );
 
-  readonly wadmRequests = new Counter({
+  readonly wadmRequests: Counter<'operation' | 'outcome'> = new Counter({
     name: `${PREFIX}wadm_requests_total`,
     help: 'NATS requests to wadm by operation and outcome.',
     labelNames: ['operation', 'outcome'] as const,
     registers: [this.registry],
+    collect: () => this.wadmRequestCounts.copyTo(this.wadmRequests, (operation, outcome) => ({ operation, outcome })),
   });
 
-  readonly wadmDuration = new Histogram({
-    name: `${PREFIX}wadm_request_duration_seconds`,
-    help: 'Latency of NATS requests to wadm.',
-    labelNames: ['operation'] as const,
-    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 3, 5],
-    registers: [this.registry],
-  });
+  readonly wadmDuration = new LightHistogram(
+    `${PREFIX}wadm_request_duration_seconds`,
+    'Latency of NATS requests to wadm.',
+    'operation',
+    [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 3, 5],
+    this.registry,
+  );
 
-  readonly wadmWrites = new Counter({
+  readonly wadmWrites: Counter<'operation'> = new Counter({
     name: `${PREFIX}wadm_writes_total`,
     help: 'Changes made in wadm: versions put, deployed, undeployed, pruned, and applications deleted.',
     labelNames: ['operation'] as const,
     registers: [this.registry],
+    collect: () => this.wadmWriteCounts.copyTo(this.wadmWrites, (operation) => ({ operation })),
   });
 
   readonly latticeChecks = new Counter({
@@ -148,6 +155,17 @@ export class Metrics {
   /** A hook call's duration, by hook. */
   observeHookDuration(hook: string, seconds: number): void {
     this.hookDuration.observe(hook, seconds);
+  }
+
+  /** A NATS request sent to wadm, by what wadm (or NATS) answered, and how long that took. */
+  countWadmRequest(operation: string, outcome: string, seconds: number): void {
+    this.wadmRequestCounts.add(operation, outcome);
+    this.wadmDuration.observe(operation, seconds);
+  }
+
+  /** A change wadm confirmed. */
+  countWadmWrite(operation: string): void {
+    this.wadmWriteCounts.add(operation, '');
   }
 
   /** Where a hook answer came from. */

@@ -70,7 +70,7 @@ export function createService(config: Config, logger: Logger, options: ServiceOp
     onRun: (hook, run) => {
       // Only what wadm confirmed: a write that failed is logged at warn and counted nowhere.
       for (const write of run.facts.writes) {
-        metrics.wadmWrites.inc({ operation: writeOperation(write) });
+        metrics.countWadmWrite(writeOperation(write));
         if (write.kind === 'deploy' && write.replacing)
           metrics.driftCorrections.inc({ kind: write.replacing.deployed === null ? 'undeployed' : 'other_version' });
         if (write.kind === 'deploy' && write.moving !== undefined) metrics.moves.inc({ stage: 'deployed' });

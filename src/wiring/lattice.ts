@@ -93,8 +93,7 @@ export function createLatticeLayer(deps: {
     onRequest: (lattice, operation, outcome, ms) => {
       if (outcome === 'ok') knowledge.answered(lattice);
       if (outcome === 'permission_denied') metrics.natsPermissionDenied.inc({ operation: 'publish' });
-      metrics.wadmRequests.inc({ operation, outcome });
-      metrics.wadmDuration.observe({ operation }, ms / 1000);
+      metrics.countWadmRequest(operation, outcome, ms / 1000);
     },
     onShared: (operation) => metrics.wadmSharedReads.inc({ operation }),
   });
