@@ -10,6 +10,7 @@ import { WADM_STALL_TOLERANT_MS, type SimulatedLattice } from '../support/host-s
 import { condition, type FakeMetacontroller, type K8sObject } from '../support/metacontroller.js';
 import { startLatticeResourceStage, type LatticeResourceStage } from '../support/lattice-resources.js';
 import { wasmApp } from '../support/resources.js';
+import { until } from '../support/wait.js';
 import type { WasmCloudLatticeStatus } from '../../src/schema/lattice.js';
 
 const LATTICE = 'hosted';
@@ -144,6 +145,13 @@ describe('a WasmCloudLattice', () => {
   });
 
   it("lists the applications the hosts run when wadm's list is too large to send (the crowded-lattice fallback)", async () => {
+    // The host crashed above may have run hello-world: wadm starts it again on the one left, in its
+    // own time. The fallback lists what the hosts run, so the test waits for that, then heartbeats.
+    await until(() => sim.components().some((c) => c.annotations['wasmcloud.dev/appspec'] === 'hello-world'), {
+      ...WAIT,
+      what: 'a live host runs hello-world again',
+    });
+    await sim.heartbeatNow();
     // Past NATS's max_payload wadm cannot send the list: the request goes unanswered for its whole wait.
     stage.wadm.inject('get', { kind: 'lost-request' });
     const s = await latticeUntil((s) => s.applicationsFrom === 'Heartbeats');

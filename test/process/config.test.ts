@@ -22,7 +22,7 @@ describe('configuration', () => {
       natsServers: ['nats://127.0.0.1:4222'],
       defaultLattice: 'default',
       wadmApiPrefix: 'wadm.api',
-      wadmTimeoutMs: 3000,
+      wadmTimeoutMs: 4500,
       hookTimeoutMs: 10_000,
       natsOutageGraceMs: 30_000,
       peers: [],
