@@ -10,7 +10,6 @@ import { WADM_STALL_TOLERANT_MS, type SimulatedLattice } from '../support/host-s
 import { condition, type FakeMetacontroller, type K8sObject } from '../support/metacontroller.js';
 import { startLatticeResourceStage, type LatticeResourceStage } from '../support/lattice-resources.js';
 import { wasmApp } from '../support/resources.js';
-import { until } from '../support/wait.js';
 import type { WasmCloudLatticeStatus } from '../../src/schema/lattice.js';
 
 const LATTICE = 'hosted';
@@ -145,21 +144,19 @@ describe('a WasmCloudLattice', () => {
   });
 
   it("lists the applications the hosts run when wadm's list is too large to send (the crowded-lattice fallback)", async () => {
-    // The host crashed above may have run hello-world: wadm starts it again on the one left, in its
-    // own time. The fallback lists what the hosts run, so the test waits for that, then heartbeats.
-    await until(() => sim.components().some((c) => c.annotations['wasmcloud.dev/appspec'] === 'hello-world'), {
-      ...WAIT,
-      what: 'a live host runs hello-world again',
-    });
+    // The host crashed above may have run hello-world, and wadm does not place it again while its
+    // host is merely silent: an application deployed now, on the hosts alive, is what runs for sure.
+    apps.apply(wasmApp().inLattice(LATTICE).inNamespace('team-a').named('sunny').build() as never);
+    await apps.waitFor('team-a', 'sunny', (obj) => condition(obj, 'Ready')?.status === 'True', WAIT);
     await sim.heartbeatNow();
     // Past NATS's max_payload wadm cannot send the list: the request goes unanswered for its whole wait.
     stage.wadm.inject('get', { kind: 'lost-request' });
     const s = await latticeUntil((s) => s.applicationsFrom === 'Heartbeats');
     assert.equal(s.wadmReachable, true, 'a probe shows wadm answers');
     assert.equal(condition({ status: s } as K8sObject, 'Ready')?.status, 'True');
-    const hello = s.applications!.find((a) => a.name === 'hello-world');
-    assert.ok(hello && hello.hosts! >= 1, JSON.stringify(s.applications));
-    assert.equal(hello.owner ?? hello.version ?? hello.status, undefined, 'no version, status or owner without the list');
+    const sunny = s.applications!.find((a) => a.name === 'sunny');
+    assert.ok(sunny && sunny.hosts! >= 1, JSON.stringify(s.applications));
+    assert.equal(sunny.owner ?? sunny.version ?? sunny.status, undefined, 'no version, status or owner without the list');
     assert.deepEqual(
       stage.wadm.requests.filter((r) => r.op === 'history').map((r) => r.lattice),
       [LATTICE],
