@@ -31,6 +31,15 @@ export function outcomeOf(err: unknown): string {
  */
 export function unavailable(err: unknown, subject: string, timeoutMs: number, grant: string): WadmUnavailableError {
   const code = (err as NatsError).code;
+  const refused = (err as NatsError).permissionContext;
+  if (code === ErrorCode.PermissionsViolation && refused?.operation === 'subscription') {
+    // The reply inbox (`<prefix>.<nuid>.*`, request-mux.ts): no request of any lattice can be answered.
+    const grantInbox = `${refused.subject.split('.').slice(0, -2).join('.')}.>`;
+    return new WadmUnavailableError(
+      'NotPermitted',
+      `NATS refused this service's user to subscribe to its reply inbox "${refused.subject}" (permissions violation), so no reply to ${subject} can arrive; grant it subscribe on "${grantInbox}" (see SECURITY.md)`,
+    );
+  }
   if (code === ErrorCode.PermissionsViolation) {
     return new WadmUnavailableError(
       'NotPermitted',

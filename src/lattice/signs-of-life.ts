@@ -5,8 +5,11 @@
 // before the probe (it was working on it while the probe waited). Only answers count: a request
 // still waiting when the probe times out is waited for (within what the call has left), since an
 // answer to it is the evidence and its own timeout is none; a wadm that answers nothing gives none.
-// Replies to requests we stopped waiting for are not seen (nats.js drops them), so a wadm whose
-// every answer comes after WADM_TIMEOUT_MS shows no life here.
+// An answer that comes after we stopped waiting (the request timed out, its hook call moved on)
+// counts the same: request-mux.ts keeps the tokens of timed-out requests, so wadm's late reply to
+// one is still seen, and says that wadm is alive and working through its queue. So a crowded wadm
+// whose every answer comes after WADM_TIMEOUT_MS still vouches for itself, as long as it answers
+// while the probe waits; one that answers nothing, in time or late, shows no life here.
 
 /** One waiting request's view: whether wadm answered a request sent before it, since it was sent. */
 export interface Watch {
@@ -31,12 +34,15 @@ export class SignsOfLife {
 
   /** The request sent `seq`-th ended: `answered` when wadm replied (whatever it said). */
   ended(seq: number, answered: boolean): void {
-    if (!this.awaited.delete(seq)) return;
-    for (const watch of this.watches) {
-      if (seq > watch.after) continue;
-      if (answered) watch.heard = true;
-      watch.wake?.();
-    }
+    if (this.awaited.delete(seq)) this.tell(seq, answered);
+  }
+
+  /**
+   * wadm replied to the request sent `seq`-th after it had ended in a timeout: it counts as an
+   * answer in time would, for the watches begun after that request was sent.
+   */
+  answeredLate(seq: number): void {
+    this.tell(seq, true);
   }
 
   /** From now on, notes answers to the requests sent so far. End it with `heard()` or `end()`. */
@@ -70,6 +76,15 @@ export class SignsOfLife {
 
   end(watch: Watch): void {
     this.watches.delete(watch);
+  }
+
+  /** What became of the request sent `seq`-th reaches every watch begun after it was sent. */
+  private tell(seq: number, answered: boolean): void {
+    for (const watch of this.watches) {
+      if (seq > watch.after) continue;
+      if (answered) watch.heard = true;
+      watch.wake?.();
+    }
   }
 
   /** Some request sent at or before `seq` is still awaited: the oldest awaited is the Set's first. */

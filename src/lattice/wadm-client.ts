@@ -5,6 +5,7 @@ import { headers, type MsgHdrs, type NatsConnection } from 'nats';
 import { compile, type Checker } from '../schema/validator.js';
 import { badReply, outcomeOf, unavailable, WadmUnavailableError } from './errors.js';
 import { LatticeLimiters } from './limiter.js';
+import { requestMuxOf } from './request-mux.js';
 import { SignsOfLife } from './signs-of-life.js';
 import { timeLeft } from '../plumbing/deadline.js';
 import { apiSubject, grantFor, type ModelOperation } from './subjects.js';
@@ -41,7 +42,7 @@ const PROBE_NAME = 'wasmcloud-metacontroller-liveness';
 /** `versions`: how many versions the model holds after the put, as wadm counted them. */
 export type PutOutcome = { kind: 'created'; versions?: number } | { kind: 'exists' } | { kind: 'rejected'; message: string };
 export type WriteOutcome = { kind: 'done' } | { kind: 'notfound' } | { kind: 'rejected'; message: string };
-/** `busy`: no answer in time, but wadm answered meanwhile requests of ours sent before the probe (signs-of-life.ts). */
+/** `busy`: no answer in time, but wadm answered meanwhile requests of ours sent before the probe, in time or late (signs-of-life.ts). */
 export type ProbeOutcome = 'answered' | 'busy';
 
 /** A manifest as wadm returns it: the fields we read are checked, the rest passes through. */
@@ -173,8 +174,9 @@ export class WadmClient {
   /**
    * Proves that wadm serves this lattice's API, as cheaply as wadm allows: wadm 0.21 answers
    * `model.history` at once with an error, touching no storage. Any reply will do. A probe that
-   * times out while wadm answered requests of ours sent before it waited behind them in wadm's
-   * one queue: `busy`, not a failure. Else its timeout is thrown: wadm gave no sign of life.
+   * times out while wadm answered requests of ours sent before it (even ones that had timed out)
+   * waited behind them in wadm's one queue: `busy`, not a failure. Else its timeout is thrown:
+   * wadm gave no sign of life.
    */
   async probe(lattice: string): Promise<ProbeOutcome> {
     const watch = this.life.watch();
@@ -269,8 +271,12 @@ export class WadmClient {
     const seq = this.life.sending();
     let answered = false;
     try {
-      const opts = { timeout, ...(contentType ? { headers: contentTypeHeader(contentType) } : {}) };
-      const msg = await nc.request(subject, body, opts);
+      const msg = await requestMuxOf(nc).request(subject, body, {
+        timeout,
+        ...(contentType ? { headers: contentTypeHeader(contentType) } : {}),
+        // wadm still works through a request we stopped waiting for: its answer is a sign of life.
+        onLateReply: () => this.life.answeredLate(seq),
+      });
       answered = true;
       const took = performance.now() - started;
       this.typicalMs.set(op, typical === undefined ? took : typical + (took - typical) * 0.25);

@@ -156,6 +156,22 @@ describe('a busy wadm', () => {
     await wadm.clear(CROWDED);
   });
 
+  it("keeps it Ready when wadm answers, while its probe waits, another lattice's write that had already timed out", async () => {
+    const mc = await twoLattices();
+    const put = await putHeld(mc);
+    // The writer's call gives up on its put: no request of ours that wadm has is still awaited.
+    await put.writing;
+    const writer = condition(mc.get('default', 'writer')!, 'Ready')!;
+    assert.deepEqual([writer.status, writer.reason], ['Unknown', 'LatticeUnavailable']);
+    assert.match(writer.message ?? '', /did not answer .*model\.put/, 'the put timed out');
+    // wadm works through its queue and answers the put late, while the probe waits behind it.
+    const { result, requests } = await probed(mc, () => put.release());
+    assert.deepEqual(requests, ['history'], 'one probe');
+    assert.equal(result.statusChanged, false, 'no status write');
+    assert.equal(condition(mc.get('default', 'hello-world')!, 'Ready')!.status, 'True');
+    await wadm.clear(CROWDED);
+  });
+
   it('turns it Unknown when its probe times out and wadm answered nothing meanwhile', async () => {
     const mc = await twoLattices();
     const { result, requests } = await probed(mc, () => undefined);
