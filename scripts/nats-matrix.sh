@@ -30,7 +30,7 @@ NATS_SERVER_MODULE=github.com/nats-io/nats-server/v2
 #   nats-permissions  a NATS user limited as SECURITY.md says: permission errors, denied subjects
 #   nats-security     every auth mode: token, user and password, nkey, JWT with creds, TLS, mTLS
 #   faults            nats-server killed and restarted mid-stream: reconnects, JetStream recovery
-# Left out, as they use the same NATS calls: busy-lattice (5 minutes filling wadm's KV),
+# Left out, as they use the same NATS calls: busy-lattice (2–3 minutes, most of it filling wadm),
 # status-trust (36 s), integration (24 s), settled (20 s), lattices-e2e (11 s), host-sim (10 s),
 # topology, cli-lattice, wadm-relay.
 E2E_FILES=(

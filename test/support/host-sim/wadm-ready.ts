@@ -58,16 +58,22 @@ export async function untilWadmTookEvents(nc: NatsConnection, lattice: string, t
       (info) => (info.sources ?? []).every((s) => s.lag === 0),
       () => false,
     );
-  const consumed = () =>
-    jsm.consumers.info(EVENT_STREAM, `${EVENT_STREAM}-${lattice}`).then(
-      (c) => c.num_pending === 0 && c.num_ack_pending === 0,
-      () => false,
-    );
-  await until(async () => (await sourced()) && (await consumed()), {
+  await until(async () => (await sourced()) && (await wadmEventBacklog(jsm, lattice)) === 0, {
     timeoutMs,
     intervalMs: POLL_MS,
     what: `wadm took in lattice ${lattice}'s events`,
   });
+}
+
+/**
+ * How many of the lattice's events wadm's consumer has yet to deliver or to see acknowledged: how
+ * far wadm is behind the hosts. Undefined before wadm has a consumer for the lattice.
+ */
+export function wadmEventBacklog(jsm: JetStreamManager, lattice: string): Promise<number | undefined> {
+  return jsm.consumers.info(EVENT_STREAM, `${EVENT_STREAM}-${lattice}`).then(
+    (c) => c.num_pending + c.num_ack_pending,
+    () => undefined,
+  );
 }
 
 /**
