@@ -30,6 +30,8 @@ NATS_SERVER_MODULE=github.com/nats-io/nats-server/v2
 #   nats-permissions  a NATS user limited as SECURITY.md says: permission errors, denied subjects
 #   nats-security     every auth mode: token, user and password, nkey, JWT with creds, TLS, mTLS
 #   faults            nats-server killed and restarted mid-stream: reconnects, JetStream recovery
+#   request-mux       our own request/reply (replies, no responders, late replies, refused publish
+#                     and inbox, close, drain, reconnect): what each server sends back, read by us
 # Left out, as they use the same NATS calls: busy-lattice (2–3 minutes, most of it filling wadm),
 # status-trust (36 s), integration (24 s), settled (20 s), lattices-e2e (11 s), host-sim (10 s),
 # topology, cli-lattice, wadm-relay.
@@ -41,6 +43,7 @@ E2E_FILES=(
   test/lattice/nats-permissions.test.ts
   test/lattice/nats-security.test.ts
   test/lattice/faults.test.ts
+  test/lattice/request-mux.test.ts
 )
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
