@@ -5,11 +5,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
 import { resolve } from 'node:path';
 import { WADM_STALL_TOLERANT_MS, type SimulatedLattice } from '../support/host-sim.js';
 import { condition, type FakeMetacontroller, type K8sObject } from '../support/metacontroller.js';
 import { startLatticeResourceStage, type LatticeResourceStage } from '../support/lattice-resources.js';
 import { wasmApp } from '../support/resources.js';
+import { until } from '../support/wait.js';
 import type { WasmCloudLatticeStatus } from '../../src/schema/lattice.js';
 
 const LATTICE = 'hosted';
@@ -37,6 +39,16 @@ function pageExample(): string {
   const page = readFileSync(resolve(import.meta.dirname, '../../docs/lattice.md'), 'utf8');
   const section = page.slice(page.indexOf('## Placement explained'));
   return section.split('```text\n')[1]!.split('\n')[1]!;
+}
+
+/** The applications the live simulated hosts run (wadm's `wasmcloud.dev/appspec`), with how many hosts run each. */
+function hostsRun(): { name: string; hosts: number }[] {
+  const hosts = new Map<string, Set<string>>();
+  for (const { hostId, annotations } of [...sim.components(), ...sim.providers()]) {
+    const name = annotations['wasmcloud.dev/appspec'];
+    if (name !== undefined) hosts.set(name, (hosts.get(name) ?? new Set()).add(hostId));
+  }
+  return [...hosts].map(([name, on]) => ({ name, hosts: on.size })).sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
 const status = (obj: K8sObject | undefined) => obj?.status as WasmCloudLatticeStatus | undefined;
@@ -144,23 +156,40 @@ describe('a WasmCloudLattice', () => {
   });
 
   it("lists the applications the hosts run when wadm's list is too large to send (the crowded-lattice fallback)", async () => {
-    // The host crashed above may have run hello-world, and wadm does not place it again while its
-    // host is merely silent: an application deployed now, on the hosts alive, is what runs for sure.
-    apps.apply(wasmApp().inLattice(LATTICE).inNamespace('team-a').named('sunny').build() as never);
-    await apps.waitFor('team-a', 'sunny', (obj) => condition(obj, 'Ready')?.status === 'True', WAIT);
+    // Whatever wadm placed where (see below), one component surely runs on a live host: started by
+    // hand, as `wash start component` does, labelled with an application wadm does not manage.
+    const eu = sim.hosts.find((h) => h.labels['zone'] === 'eu')!;
+    const scale = { component_id: 'by-hand', component_ref: 'ghcr.io/example/by-hand:0.1.0', count: 1 };
+    const started = await stage.nc.request(
+      `wasmbus.ctl.v1.${LATTICE}.component.scale.${eu.id}`,
+      JSON.stringify({ ...scale, annotations: { 'wasmcloud.dev/appspec': 'by-hand' } }),
+      { timeout: WAIT.timeoutMs },
+    );
+    assert.equal(started.json<{ success: boolean }>().success, true);
+    await until(() => sim.components().some((c) => c.id === 'by-hand'), { ...WAIT, what: 'the host runs by-hand' });
     await sim.heartbeatNow();
-    // Past NATS's max_payload wadm cannot send the list: the request goes unanswered for its whole wait.
-    stage.wadm.inject('get', { kind: 'lost-request' });
-    const s = await latticeUntil((s) => s.applicationsFrom === 'Heartbeats');
-    assert.equal(s.wadmReachable, true, 'a probe shows wadm answers');
-    assert.equal(condition({ status: s } as K8sObject, 'Ready')?.status, 'True');
-    const sunny = s.applications!.find((a) => a.name === 'sunny');
-    assert.ok(sunny && sunny.hosts! >= 1, JSON.stringify(s.applications));
-    assert.equal(sunny.owner ?? sunny.version ?? sunny.status, undefined, 'no version, status or owner without the list');
+    // Past NATS's max_payload wadm cannot send the list: the request goes unanswered for its whole
+    // wait, every time. Every `get` is lost from now on: the applications' own resyncs read their
+    // models with a `get` too, and a one-shot fault could go to one of them instead of the list.
+    stage.wadm.inject('get', { kind: 'lost-request' }, { times: Number.POSITIVE_INFINITY });
+    const first = await latticeUntil((s) => s.applicationsFrom === 'Heartbeats');
     assert.deepEqual(
       stage.wadm.requests.filter((r) => r.op === 'history').map((r) => r.lattice),
       [LATTICE],
       'one probe, not one per call',
     );
+    assert.equal(first.wadmReachable, true, 'a probe shows wadm answers');
+    assert.equal(condition({ status: first } as K8sObject, 'Ready')?.status, 'True');
+    // What the live hosts run is wadm's doing, in its own time: the host crashed above may have run
+    // some of hello-world, which wadm places again only once it has reaped that silent host. So the
+    // list is checked against what the hosts run, as their heartbeats say it.
+    const s = await latticeUntil((s) => s.applicationsFrom === 'Heartbeats' && isDeepStrictEqual(s.applications, hostsRun()));
+    assert.ok(
+      s.applications!.some((a) => a.name === 'by-hand' && a.hosts === 1),
+      JSON.stringify(s.applications),
+    );
+    for (const app of s.applications!) {
+      assert.equal(app.owner ?? app.version ?? app.status, undefined, `${app.name}: no version, status or owner without the list`);
+    }
   });
 });
