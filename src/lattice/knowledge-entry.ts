@@ -38,6 +38,12 @@ export interface Entry {
    * fresh read needs only the model's versions. Void with the origin.
    */
   newest: VersionFacts | undefined;
+  /**
+   * The facts of the version deployed when a call of ours last read or wrote the model, when named
+   * by its content: an edit whose deploy was lost knows, on its retry, both the version it put
+   * (newest) and the one it replaces, without reading either again. Void with the origin.
+   */
+  deployed: VersionFacts | undefined;
 }
 
 export const NOTHING: Entry = {
@@ -50,6 +56,7 @@ export const NOTHING: Entry = {
   sizes: undefined,
   origin: undefined,
   newest: undefined,
+  deployed: undefined,
 };
 
 export function entryOf(previous: Entry, change: Partial<Entry>): Entry {
@@ -63,13 +70,22 @@ export function entryOf(previous: Entry, change: Partial<Entry>): Entry {
     sizes: 'sizes' in change ? change.sizes : previous.sizes,
     origin: 'origin' in change ? change.origin : previous.origin,
     newest: 'newest' in change ? change.newest : previous.newest,
+    deployed: 'deployed' in change ? change.deployed : previous.deployed,
   };
 }
 
 /** The newest version's facts, when its name says its content (namedByContent). */
 export function newestOf(model: ModelFacts): VersionFacts | undefined {
-  const newest = model.versions.at(-1);
-  const facts = newest !== undefined && Object.hasOwn(model.known, newest) ? model.known[newest] : undefined;
+  return contentFacts(model, model.versions.at(-1));
+}
+
+/** The deployed version's facts, when its name says its content (namedByContent). */
+export function deployedOf(model: ModelFacts): VersionFacts | undefined {
+  return contentFacts(model, model.deployedVersion ?? undefined);
+}
+
+function contentFacts(model: ModelFacts, version: string | undefined): VersionFacts | undefined {
+  const facts = version !== undefined && Object.hasOwn(model.known, version) ? model.known[version] : undefined;
   return facts && namedByContent(facts.version, facts.contentHash) ? facts : undefined;
 }
 
@@ -77,4 +93,27 @@ export function newestOf(model: ModelFacts): VersionFacts | undefined {
 export function originOf(model: ModelFacts): VersionFacts | undefined {
   const oldest = model.versions[0];
   return oldest !== undefined && Object.hasOwn(model.known, oldest) ? model.known[oldest] : undefined;
+}
+
+/** The facts kept of single versions, void: the model they spoke of is gone, or not ours. */
+export const NO_VERSION_FACTS = { origin: undefined, newest: undefined, deployed: undefined } as const;
+
+/** Whether anything is kept of single versions. */
+export function keepsVersionFacts(entry: Entry): boolean {
+  return entry.origin !== undefined || entry.newest !== undefined || entry.deployed !== undefined;
+}
+
+/** The facts of single versions the model read shows, and where it shows none, those kept before. */
+export function versionFactsOf(model: ModelFacts, entry: Entry | undefined): Pick<Entry, 'origin' | 'newest' | 'deployed'> {
+  return {
+    origin: originOf(model) ?? entry?.origin,
+    newest: newestOf(model) ?? entry?.newest,
+    deployed: deployedOf(model) ?? entry?.deployed,
+  };
+}
+
+/** What is kept of one version without the model: the oldest, the newest or the deployed. */
+export function keptVersion(entry: Entry, version: string): VersionFacts | undefined {
+  for (const facts of [entry.newest, entry.deployed, entry.origin]) if (facts?.version === version) return facts;
+  return undefined;
 }

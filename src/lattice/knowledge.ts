@@ -37,7 +37,7 @@ import type { LatticeStatus, ModelFacts, ModelSummary, StatusFacts, VersionFacts
 import { olderSizes } from '../core/budget.js';
 import { Lru } from '../plumbing/lru.js';
 import { lean } from './lean-status.js';
-import { entryOf, newestOf, NOTHING, originOf, type Entry } from './knowledge-entry.js';
+import { entryOf, keepsVersionFacts, keptVersion, NO_VERSION_FACTS, NOTHING, versionFactsOf, type Entry } from './knowledge-entry.js';
 import { ListLines } from './list-lines.js';
 import { Liveness } from './liveness.js';
 
@@ -204,17 +204,10 @@ export class Knowledge {
   absent(lattice: string, name: string): void {
     const k = key(lattice, name);
     const entry = this.entries.get(k);
-    if (entry && (entry.status || entry.deploy || entry.announced || entry.origin || entry.summary))
+    if (entry && (entry.status || entry.deploy || entry.announced || keepsVersionFacts(entry) || entry.summary))
       this.entries.set(
         k,
-        entryOf(entry, {
-          status: undefined,
-          deploy: undefined,
-          announced: undefined,
-          origin: undefined,
-          newest: undefined,
-          summary: undefined,
-        }),
+        entryOf(entry, { status: undefined, deploy: undefined, announced: undefined, summary: undefined, ...NO_VERSION_FACTS }),
       );
   }
 
@@ -249,9 +242,9 @@ export class Knowledge {
     if (!model) {
       const change =
         model === null
-          ? { model: undefined, summary: undefined, sizes: undefined, origin: undefined, newest: undefined }
+          ? { model: undefined, summary: undefined, sizes: undefined, ...NO_VERSION_FACTS }
           : { model: undefined, summary: undefined };
-      if (entry && (entry.model || entry.summary || (model === null && (entry.sizes || entry.origin))))
+      if (entry && (entry.model || entry.summary || (model === null && (entry.sizes || keepsVersionFacts(entry)))))
         this.entries.set(k, entryOf(entry, change));
       return;
     }
@@ -259,22 +252,23 @@ export class Knowledge {
     const { remembered: _remembered, sizes: _sizes, ...facts } = model;
     const kept = stale ? undefined : { facts, readAt: this.options.now() };
     const sizes = olderSizes(model);
-    const origin = originOf(model) ?? entry?.origin;
-    const newest = newestOf(model) ?? entry?.newest;
-    if (!kept && !entry?.model && sizes === undefined && entry?.sizes === undefined && origin === undefined) return;
+    const versions = versionFactsOf(model, entry);
+    if (!kept && !entry?.model && sizes === undefined && entry?.sizes === undefined && versions.origin === undefined) return;
     // The model read supersedes any summary of it.
-    this.entries.set(k, entryOf(entry ?? NOTHING, { model: kept, sizes, origin, newest, summary: undefined }));
+    this.entries.set(k, entryOf(entry ?? NOTHING, { model: kept, sizes, ...versions, summary: undefined }));
   }
 
-  /** A call read sizes before wadm stopped answering: the model is forgotten, its versions' sizes kept. */
+  /**
+   * A call read the model before wadm stopped answering: the model is forgotten; what stays true
+   * of its versions while they exist is kept (their sizes, the oldest's facts, the newest's and the
+   * deployed one's when named by their content). Else a retry reads them again, and with a slow
+   * wadm every retry would spend its budget on those reads and none reach the write after them.
+   */
   rememberSizes(lattice: string, name: string, model: ModelFacts): void {
     const k = key(lattice, name);
     const entry = this.entries.get(k);
     if (entry === undefined || this.unwatched.has(lattice)) return;
-    this.entries.set(
-      k,
-      entryOf(entry, { model: undefined, sizes: olderSizes(model) ?? entry.sizes, origin: originOf(model) ?? entry.origin }),
-    );
+    this.entries.set(k, entryOf(entry, { model: undefined, sizes: olderSizes(model) ?? entry.sizes, ...versionFactsOf(model, entry) }));
   }
 
   /** What a call of ours last learnt of this version of the model (read or put), however long ago. */
@@ -282,8 +276,7 @@ export class Knowledge {
     const entry = this.entries.get(key(lattice, name));
     const known = entry?.model?.facts.known;
     if (known && Object.hasOwn(known, version)) return known[version];
-    if (entry?.newest?.version === version) return entry.newest;
-    return entry?.origin?.version === version ? entry.origin : undefined;
+    return entry && keptVersion(entry, version);
   }
 
   /** The facts of the oldest version of a model of ours, as a call of ours read them. */

@@ -109,6 +109,23 @@ describe('Knowledge and the check period', () => {
     assert.equal(after.followsDeployOf, undefined);
   });
 
+  it('keeps, after a call wadm stopped answering, the facts of the versions named by their content it put or replaces, until a read finds no model', () => {
+    const { knowledge, remember } = stage();
+    const version = (hash: string) => ({ version: `sha-${hash.slice(0, 16)}`, owner: 'default/app', contentHash: hash, bytes: 100 });
+    const [v1, v2] = [version('1'.repeat(64)), version('2'.repeat(64))];
+    remember('app', { versions: [v1.version], deployedVersion: v1.version, known: { [v1.version]: v1 } });
+    // An edit: the model forgotten when its deploy went unanswered, after the put of v2 landed.
+    knowledge.remember('default', 'app', undefined, Infinity);
+    const put: ModelFacts = { versions: [v1.version, v2.version], deployedVersion: v1.version, known: { [v2.version]: v2 } };
+    knowledge.rememberSizes('default', 'app', put);
+    assert.equal(knowledge.model('default', 'app'), undefined, 'the model itself is forgotten');
+    assert.deepEqual(knowledge.versionFacts('default', 'app', v2.version), v2, 'the version it put');
+    assert.deepEqual(knowledge.versionFacts('default', 'app', v1.version), v1, 'the version its deploy replaces');
+    knowledge.absent('default', 'app');
+    assert.equal(knowledge.versionFacts('default', 'app', v2.version), undefined);
+    assert.equal(knowledge.versionFacts('default', 'app', v1.version), undefined);
+  });
+
   it('confirms nothing of a lattice listed before a reset, or whose subscriptions are down', () => {
     const { clock, knowledge, remember } = stage();
     remember('app', facts(['v1'], 'v1'));
