@@ -29,6 +29,11 @@ export interface WadmClientOptions {
   timeoutMs: number;
   /** Called once per NATS request sent, for metrics and liveness; `ok` means wadm answered. */
   onRequest?: (lattice: string, operation: ModelOperation, outcome: string, ms: number) => void;
+  /**
+   * Called when wadm's reply comes after the request timed out: wadm is there, slower than the
+   * wait allowed (WADM_TIMEOUT_MS, or the hook call's time left).
+   */
+  onLateReply?: (lattice: string, operation: ModelOperation) => void;
   /** Called when a read joins an identical one in flight instead of being sent. */
   onShared?: (operation: ModelOperation) => void;
   /** wadm requests in flight per lattice; more wait (up to timeoutMs) for a slot. */
@@ -275,7 +280,10 @@ export class WadmClient {
         timeout,
         ...(contentType ? { headers: contentTypeHeader(contentType) } : {}),
         // wadm still works through a request we stopped waiting for: its answer is a sign of life.
-        onLateReply: () => this.life.answeredLate(seq),
+        onLateReply: () => {
+          this.life.answeredLate(seq);
+          this.options.onLateReply?.(lattice, op);
+        },
       });
       answered = true;
       const took = performance.now() - started;

@@ -220,6 +220,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly wadmLateReplies = new Counter({
+    name: `${PREFIX}wadm_late_replies_total`,
+    help: "wadm replies that came after the request timed out: wadm did the work, slower than WADM_TIMEOUT_MS or the hook call's time left allowed.",
+    labelNames: ['operation'] as const,
+    registers: [this.registry],
+  });
+
   /** Lattices subscribed (status and events), read when Prometheus scrapes. */
   observeWatch(watched: () => number): void {
     new Gauge({

@@ -95,6 +95,12 @@ export function createLatticeLayer(deps: {
       if (outcome === 'permission_denied') metrics.natsPermissionDenied.inc({ operation: 'publish' });
       metrics.countWadmRequest(operation, outcome, ms / 1000);
     },
+    // A late answer is still an answer: what is remembered of the lattice stays usable, as after
+    // a probe that waited behind it (gateway.ts confirmAlive).
+    onLateReply: (lattice, operation) => {
+      knowledge.answered(lattice);
+      metrics.wadmLateReplies.inc({ operation });
+    },
     onShared: (operation) => metrics.wadmSharedReads.inc({ operation }),
   });
 

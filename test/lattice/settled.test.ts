@@ -172,6 +172,29 @@ describe('a busy wadm', () => {
     await wadm.clear(CROWDED);
   });
 
+  it('takes a reply that came after its request timed out as a sign of life, and counts it', async () => {
+    const mc = metacontroller();
+    await settledApp(mc);
+    const editor = () => wasmApp().named('editor');
+    mc.apply(editor().build() as never);
+    await mc.waitFor('default', 'editor', (obj) => condition(obj!, 'Ready')?.status === 'True', WADM_WAIT);
+    const late = () =>
+      running.service.metrics.wadmLateReplies.get().then((m) => m.values.find((v) => v.labels['operation'] === 'versions')?.value ?? 0);
+    const before = await late();
+    clock.advance(5_000); // LIVENESS_MS: nothing wadm answered in time is recent enough
+    // An edit whose read of the versions wadm answers only after the call gave up on it.
+    mc.apply(editor().with({ description: 'edit' }).build() as never);
+    const versions = wadm.hold('versions', { lattice: 'default' });
+    await mc.reconcile('default', 'editor');
+    assert.match(condition(mc.get('default', 'editor')!, 'Ready')!.message ?? '', /model\.versions/, 'the read timed out');
+    versions.release();
+    await until(async () => (await late()) === before + 1, { what: 'the late reply counted' });
+    const asked = quietRequests().length;
+    await mc.reconcile('default', 'hello-world');
+    assert.deepEqual(quietRequests().slice(asked), [], 'no probe: wadm answered within the window, late');
+    assert.equal(condition(mc.get('default', 'hello-world')!, 'Ready')!.status, 'True');
+  });
+
   it('turns it Unknown when its probe times out and wadm answered nothing meanwhile', async () => {
     const mc = await twoLattices();
     const { result, requests } = await probed(mc, () => undefined);
