@@ -33,7 +33,7 @@ describe('manifests/monitoring', () => {
     assert.equal(dashboard['metadata'].labels.grafana_dashboard, '1');
   });
 
-  it('alerts on failing applications, a missing service, an unavailable lattice, drift fights, hook errors, refused NATS subjects and bugs, using only metrics the service exposes', async () => {
+  it('alerts on failing applications, a missing service, an unavailable lattice, drift fights, hook errors, refused NATS subjects, a slow wadm and bugs, using only metrics the service exposes', async () => {
     const names = await exposedSeries();
     const rule = objects().find((o) => o['kind'] === 'PrometheusRule')!;
     const rules = rule['spec'].groups.flatMap((g: Obj) => g['rules']) as Obj[];
@@ -46,6 +46,7 @@ describe('manifests/monitoring', () => {
         'WasmCloudApplicationsDrifting',
         'WasmCloudMetacontrollerHookErrors',
         'WasmCloudNatsPermissionDenied',
+        'WasmCloudWadmSlow',
         'WasmCloudMetacontrollerBug',
       ],
     );
